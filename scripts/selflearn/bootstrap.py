@@ -1,0 +1,62 @@
+"""Creating a store: its folder and the ``.gitignore`` line that keeps it private.
+
+The store is per user and may hold private notes, so the first write into a
+git repository makes sure ``.agent-skills/`` is ignored, unless a line
+already ignores it or the user said ``init --no-gitignore``.
+"""
+
+import os
+from typing import Optional
+
+from . import paths, store
+
+IGNORE_LINE = ".agent-skills/"
+
+
+def ignored_already(text: str) -> bool:
+    """True when an active (not comment, not negated) line ignores ``.agent-skills``."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        core = line.lstrip("/")
+        for suffix in ("/**", "/*", "/"):
+            if core.endswith(suffix):
+                core = core[: -len(suffix)]
+        if core == ".agent-skills":
+            return True
+    return False
+
+
+def ensure_gitignore(repo_root: str) -> Optional[str]:
+    """Add the ignore line when missing; returns the file changed, or None."""
+    path = os.path.join(repo_root, ".gitignore")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        text = ""
+    if ignored_already(text):
+        return None
+    sep = "" if not text or text.endswith("\n") else "\n"
+    addition = f"{sep}# self-learning-skills memory: per user, may hold private notes\n{IGNORE_LINE}\n"
+    store.atomic_write(path, text + addition)
+    return path
+
+
+def ensure_store(root: str, repo_root: Optional[str], gitignore: bool = True) -> dict:
+    """Create the store folder; on first creation inside a git repo, ignore it."""
+    created = not os.path.isdir(root)
+    os.makedirs(root, exist_ok=True)
+    changed = None
+    in_git = repo_root and os.path.exists(os.path.join(repo_root, ".git"))
+    if gitignore and created and in_git and root.startswith(os.path.join(repo_root, ".agent-skills")):
+        changed = ensure_gitignore(repo_root)
+    return {"store": root, "created": created, "gitignore_updated": changed}
+
+
+def project_root_of_store(root: str) -> Optional[str]:
+    """The repo root a project store sits in, or None for a store elsewhere."""
+    marker = os.sep + os.path.join(*paths.STORE_PARTS) + os.sep
+    head, sep, _ = root.partition(marker)
+    return head if sep else None

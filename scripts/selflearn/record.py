@@ -1,0 +1,172 @@
+"""``record``: validate a payload whole, redact it, dedup it, append it.
+
+Flow: parse → check every item (a single problem rejects the payload and
+nothing is written) → redact → reinforce equivalents instead of duplicating
+→ append events, cards, recommendations, signals → INDEX.md. A card equal to
+an existing one (explicit ``key``, else normalized title + when_to_use +
+skill) gets a new merged version and an ``aha_reinforced`` signal.
+"""
+
+from typing import Dict, List, Optional, Tuple
+
+from . import model, redact
+from .errors import UsageError
+from .memory import Memory
+
+PAYLOAD_KEYS = ("event", "aha_cards", "recommendations", "used_aha_ids", "used_rec_ids",
+                "used", "usage_source", "usage_context")
+LIST_FIELDS = ("solution_steps", "evidence", "gotchas", "links", "tags", "notes")
+SECTIONS = (("aha_cards", "card", "cards"), ("recommendations", "rec", "recs"))
+
+
+def _norm(text) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in str(text or "").lower()).split())
+
+
+def dedup_key(item: dict) -> str:
+    if item.get("key"):
+        return "key:" + _norm(item["key"])
+    return "|".join((_norm(item.get("title")), _norm(item.get("when_to_use")),
+                     _norm(item.get("primary_skill") or "unknown")))
+
+
+def _id_list(value, where: str, problems: List[str]) -> List[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v.strip() for v in value if v.strip()]
+    problems.append(f"{where}: must be an array of ids or a comma-separated string")
+    return []
+
+
+def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tuple[dict, List[str]]:
+    """The used ids found, and every problem with the payload (empty when valid)."""
+    if not isinstance(payload, dict):
+        return {}, [f"payload: must be a JSON object, got {type(payload).__name__}"]
+    problems = [f"payload.{k}: unknown key (known: {', '.join(PAYLOAD_KEYS)})"
+                for k in payload if k not in PAYLOAD_KEYS]
+    if payload.get("event") is not None:
+        problems += model.check("event", payload["event"], "event")
+    known = {"card": set(cards), "rec": set(recs)}
+    for section, kind, _ in SECTIONS:
+        items = payload.get(section) or []
+        if not isinstance(items, list):
+            problems.append(f"{section}: must be an array of objects")
+            continue
+        for n, item in enumerate(items):
+            problems += model.check(kind, item, f"{section}[{n}]")
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                known[kind].add(item["id"])
+    used = payload.get("used") if isinstance(payload.get("used"), dict) else {}
+    if payload.get("used") is not None and not isinstance(payload.get("used"), dict):
+        problems.append("used: must be an object like {\"aha_ids\": [...], \"rec_ids\": [...]}")
+    ids = {
+        "card": _id_list(payload.get("used_aha_ids"), "used_aha_ids", problems)
+        + _id_list(used.get("aha_ids"), "used.aha_ids", problems),
+        "rec": _id_list(payload.get("used_rec_ids"), "used_rec_ids", problems)
+        + _id_list(used.get("rec_ids"), "used.rec_ids", problems),
+    }
+    for kind, label in (("card", "used_aha_ids"), ("rec", "used_rec_ids")):
+        problems += [f"{label}: unknown id {i!r} (see `list` for ids)"
+                     for i in ids[kind] if i not in known[kind]]
+    for key in ("usage_source", "usage_context"):
+        if payload.get(key) is not None and not isinstance(payload[key], str):
+            problems.append(f"{key}: must be a string")
+    return ids, problems
+
+
+def _merge(existing: dict, new: dict, override: bool) -> dict:
+    """A new version: lists unioned; scalars from ``new`` override or only fill gaps."""
+    out = {k: v for k, v in existing.items() if not k.startswith("_")}
+    for key, value in new.items():
+        if key in ("id", "ts", "v"):
+            continue
+        if key in LIST_FIELDS and isinstance(out.get(key), list) and isinstance(value, list):
+            out[key] = list(dict.fromkeys(out[key] + value))
+        elif override or out.get(key) in (None, "", [], {}, "unknown"):
+            out[key] = value
+    out["id"] = existing["id"]
+    out["ts"] = model.iso()
+    out["v"] = model.SCHEMA_VERSION
+    return out
+
+
+def _plan_section(kind: str, items: List[dict], existing: Dict[str, dict],
+                  taken: set) -> Tuple[List[dict], List[dict], List[dict]]:
+    """Lines to append, their report entries, and reinforcement signals."""
+    by_key = {dedup_key(r): r for r in existing.values()}
+    lines, report, signals = [], [], []
+    prefix = model.PREFIX[kind]
+    for item in items:
+        clean = redact.redact(item)
+        if clean.get("id") in existing:
+            version, action = _merge(existing[clean["id"]], clean, override=True), "updated"
+        elif dedup_key(clean) in by_key and not clean.get("id"):
+            version, action = _merge(by_key[dedup_key(clean)], clean, override=False), "reinforced"
+            signals.append({"kind": f"{prefix}_reinforced", f"{prefix}_id": version["id"],
+                            "source": "record", "context": "equivalent record merged"})
+        else:
+            version, action = model.complete(kind, clean, taken), "created"
+        taken.add(version["id"])
+        existing[version["id"]] = {**version, "_versions": 1}
+        by_key[dedup_key(version)] = existing[version["id"]]
+        lines.append(version)
+        report.append({"id": version["id"], "title": version.get("title"), "action": action})
+    return lines, report, signals
+
+
+def record(memory: Memory, payload) -> dict:
+    """Write one payload; raises UsageError (nothing written) when any item is invalid."""
+    cards, recs = memory.folded("cards"), memory.folded("recs")
+    used, problems = check_payload(payload, cards, recs)
+    if problems:
+        raise UsageError("\n".join(f"record: {p}" for p in problems)
+                         + "\nrecord: nothing was written (fields: references/FORMAT.md)")
+    taken = set(cards) | set(recs)
+    out: dict = {"event": None}
+    signals: List[dict] = []
+    writes: List[Tuple[str, List[dict]]] = []
+    if payload.get("event") is not None:
+        event = model.complete("event", redact.redact(payload["event"]), taken)
+        writes.append(("events", [event]))
+        out["event"] = event["id"]
+    for (section, kind, name), existing in zip(SECTIONS, (cards, recs)):
+        lines, report, reinforced = _plan_section(kind, payload.get(section) or [], existing, taken)
+        writes.append((name, lines))
+        signals += reinforced
+        out[section] = report
+    source = payload.get("usage_source") or "record"
+    context = redact.redact_text(payload.get("usage_context") or "")
+    for kind, prefix in (("card", "aha"), ("rec", "rec")):
+        for rid in dict.fromkeys(used[kind]):
+            signal = {"kind": f"{prefix}_used", f"{prefix}_id": rid, "source": source}
+            if context:
+                signal["context"] = context
+            signals.append(signal)
+    writes.append(("signals", [model.complete("signal", s, taken) for s in signals]))
+    for name, lines in writes:
+        memory.append(name, lines)
+    out["signals"] = len(signals)
+    return out
+
+
+def parse_json(text: str, where: str):
+    """The payload as data, or a one-line UsageError naming where it came from."""
+    import json
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"record: {where} is not valid JSON ({exc}); nothing was written") from None
+
+
+def read_payload(source: Optional[str], stdin) -> object:
+    """Read the payload from a file path, or ``-``/None for stdin."""
+    if source in (None, "-"):
+        return parse_json(stdin.read(), "standard input")
+    try:
+        with open(source, encoding="utf-8") as fh:
+            return parse_json(fh.read(), source)
+    except OSError as exc:
+        raise UsageError(f"record: cannot read {source}: {exc.strerror}") from None

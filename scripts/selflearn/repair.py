@@ -1,0 +1,94 @@
+"""``repair``: find and (with ``--apply``) fix what older or crashed writers left.
+
+Fixes: unreadable or torn lines moved to ``quarantine/`` with their line
+numbers (never dropped); missing ``primary_skill`` backfilled from a
+``skill:<name>`` tag or the nearest event in time; status aliases
+normalized. Fixed records get a new version that keeps the timestamps
+staleness is measured from (``last_touched_ts`` is not set by a repair).
+"""
+
+import os
+from typing import List, Optional
+
+from . import model, store
+from .memory import Memory
+
+RECORD_FILES = (("cards", "card"), ("recs", "rec"))
+
+
+def _skill_from_tags(record: dict) -> Optional[str]:
+    for tag in record.get("tags") or []:
+        if isinstance(tag, str) and tag.startswith("skill:") and tag[6:].strip():
+            return tag[6:].strip()
+    return None
+
+
+def _nearest_skill(record: dict, events: List[tuple]) -> Optional[str]:
+    """The primary_skill of the event closest in time to the record's creation."""
+    if not events:
+        return None
+    at = model.parse_ts(record.get("_first_ts") or record.get("ts", ""))
+    return min(events, key=lambda e: abs(e[0] - at))[1]
+
+
+def plan(memory: Memory) -> dict:
+    """What repair would do, as data."""
+    corrupt = []
+    for name in sorted(os.listdir(memory.root)) if memory.exists() else []:
+        if name.endswith(".jsonl"):
+            corrupt += [{"file": name, "line": p.line, "reason": p.reason}
+                        for p in memory.problems(name)]
+    events = [(model.parse_ts(e.get("ts", "")), e["primary_skill"]) for e in memory.load("events")
+              if e.get("primary_skill") not in (None, "", "unknown")]
+    fixes = []
+    for name, kind in RECORD_FILES:
+        allowed = model.CARD_STATUSES if kind == "card" else model.REC_STATUSES
+        for record in memory.folded(name).values():
+            change = {}
+            if record.get("primary_skill") in (None, "", "unknown"):
+                skill = _skill_from_tags(record) or _nearest_skill(record, events)
+                if skill:
+                    change["primary_skill"] = skill
+            status = record.get("status")
+            if isinstance(status, str) and status != model.normalize_status(status) \
+                    and model.normalize_status(status) in allowed:
+                change["status"] = model.normalize_status(status)
+            if change:
+                fixes.append({"file": name, "id": record["id"], "set": change})
+    return {"corrupt_lines": corrupt, "fixes": fixes}
+
+
+def apply(memory: Memory, found: dict) -> dict:
+    """Quarantine bad lines, then append fixed versions."""
+    stamp = model.iso().replace(":", "").replace("-", "")
+    qdir = os.path.join(memory.root, "quarantine")
+    moved = []
+    for name in sorted({c["file"] for c in found["corrupt_lines"]}):
+        for problem in store.quarantine(os.path.join(memory.root, name), qdir, stamp):
+            moved.append({"file": name, "line": problem.line, "reason": problem.reason,
+                          "quarantine": os.path.join("quarantine", f"{name}.{stamp}.jsonl")})
+    for name, _ in RECORD_FILES:
+        current = memory.folded(name)
+        versions = []
+        for fix in (f for f in found["fixes"] if f["file"] == name):
+            version = {k: v for k, v in current[fix["id"]].items() if not k.startswith("_")}
+            version.update(fix["set"], ts=model.iso(), v=model.SCHEMA_VERSION)
+            versions.append(version)
+        memory.append(name, versions)
+    return {"quarantined": moved, "fixed": found["fixes"]}
+
+
+def render(data: dict, applied: bool) -> List[str]:
+    lines = []
+    corrupt = data.get("quarantined", data.get("corrupt_lines", []))
+    for c in corrupt:
+        verb = "moved to " + c["quarantine"] if applied else "would be quarantined"
+        lines.append(f"{c['file']}:{c['line']}: {c['reason']} — {verb}")
+    for fix in data.get("fixed", data.get("fixes", [])):
+        change = ", ".join(f"{k} → {v}" for k, v in fix["set"].items())
+        lines.append(f"{fix['id']}: {change}{'' if applied else ' (would be set)'}")
+    if not lines:
+        return ["Store is healthy: nothing to repair."]
+    if not applied:
+        lines.append("Run `repair --apply` to do this.")
+    return lines

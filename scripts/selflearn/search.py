@@ -1,0 +1,78 @@
+"""Relevance ranking: a code-aware tokenizer and field-weighted BM25.
+
+Tokens split on snake_case, camelCase, paths and punctuation, so a query for
+``session start`` finds ``SessionStart`` and ``session_start.py``. Pure
+functions over dicts; no store access.
+"""
+
+import math
+import re
+from typing import Dict, Iterable, List, Sequence
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was "
+    "were will with when what how do does not no".split())
+# Field weights: a hit in the title or tags says more than one in the steps.
+FIELD_WEIGHTS = {"title": 3.0, "tags": 2.0, "when_to_use": 2.0, "problem": 1.0,
+                 "solution_steps": 1.0}
+K1, B = 1.2, 0.75
+
+
+def tokenize(text: str) -> List[str]:
+    """Lower-case word pieces; compound words also yield their parts."""
+    out = []
+    for word in _WORD.findall(text or ""):
+        parts = _CAMEL.findall(word)
+        lowered = word.lower()
+        if lowered not in STOPWORDS and len(lowered) > 1:
+            out.append(lowered)
+        if len(parts) > 1:
+            out.extend(p.lower() for p in parts if len(p) > 1 and p.lower() not in STOPWORDS)
+    return out
+
+
+def _field_text(value) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value or "")
+
+
+def document(record: dict, fields: Dict[str, float] = FIELD_WEIGHTS) -> Dict[str, float]:
+    """Weighted term frequencies of one record."""
+    tf: Dict[str, float] = {}
+    for name, weight in fields.items():
+        for token in tokenize(_field_text(record.get(name))):
+            tf[token] = tf.get(token, 0.0) + weight
+    return tf
+
+
+def bm25(query: str, records: Sequence[dict],
+         fields: Dict[str, float] = FIELD_WEIGHTS) -> List[float]:
+    """One BM25 score per record (0.0 when no query term occurs)."""
+    terms = list(dict.fromkeys(tokenize(query)))
+    docs = [document(r, fields) for r in records]
+    if not terms or not docs:
+        return [0.0] * len(docs)
+    lengths = [sum(d.values()) for d in docs]
+    avg = (sum(lengths) / len(docs)) or 1.0
+    n = len(docs)
+    idf = {}
+    for term in terms:
+        df = sum(1 for d in docs if term in d)
+        idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    scores = []
+    for doc, length in zip(docs, lengths):
+        score = 0.0
+        for term in terms:
+            f = doc.get(term)
+            if f:
+                score += idf[term] * f * (K1 + 1) / (f + K1 * (1 - B + B * length / avg))
+        scores.append(round(score, 4))
+    return scores
+
+
+def matches_any(tokens: Iterable[str], text: str) -> bool:
+    words = set(tokenize(text))
+    return any(t in words for t in tokens)

@@ -1,0 +1,166 @@
+"""Append-only JSONL files: locked appends, tolerant reads, atomic rewrites.
+
+Invariants: a record is one line, appended with a single ``write()`` under an
+exclusive ``flock`` on the file; lines are never edited in place, and the
+latest line per id wins when folded. Readers report bad lines instead of
+skipping them silently; only ``repair`` removes a line, after copying it to
+``quarantine/``. Imported by the hook path: ``os``, ``fcntl`` and
+``fastjson`` only.
+"""
+
+import fcntl
+import os
+
+from . import fastjson
+
+
+def encode(record: dict) -> bytes:
+    """One record as one UTF-8 line; unpaired surrogates become U+FFFD."""
+    return (fastjson.dumps(record) + "\n").encode("utf-8", "replace")
+
+
+def append(path: str, records: list, durable: bool = False) -> None:
+    """Append ``records`` in one ``write()`` under an exclusive lock.
+
+    A torn last line left by a crashed writer is closed with a newline first,
+    so it stays a separate (quarantinable) line and the new records stay whole.
+    """
+    if not records:
+        return
+    data = b"".join(encode(r) for r in records)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not _same_file(fd, path):
+                continue  # repair replaced the file while we waited: reopen it
+            size = os.fstat(fd).st_size
+            out = data if size == 0 or os.pread(fd, 1, size - 1) == b"\n" else b"\n" + data
+            _write_all(fd, out)
+            if durable:
+                os.fsync(fd)
+            return
+        finally:
+            os.close(fd)
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class Problem:
+    """A line that could not be read: where it is, why, and its raw bytes."""
+
+    __slots__ = ("path", "line", "reason", "raw")
+
+    def __init__(self, path: str, line: int, reason: str, raw: bytes):
+        self.path, self.line, self.reason, self.raw = path, line, reason, raw
+
+    def __str__(self) -> str:
+        return f"{os.path.basename(self.path)}:{self.line}: {self.reason}"
+
+
+def read(path: str):
+    """All records of a JSONL file and the lines that failed, in file order."""
+    records, problems = [], []
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return records, problems
+    lines = data.split(b"\n")
+    last = len(lines) - 1  # the piece after the final newline ("" when whole)
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        reason = None
+        try:
+            record = fastjson.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict):
+                reason = "not a JSON object"
+        except UnicodeDecodeError:
+            reason = "not UTF-8"
+        except ValueError as exc:
+            reason = "torn last line (no newline)" if number - 1 == last else f"not JSON ({exc})"
+        if reason:
+            problems.append(Problem(path, number, reason, raw))
+        else:
+            records.append(record)
+    return records, problems
+
+
+def fold(records: list, key: str = "id") -> dict:
+    """Latest line per id wins; a later partial line updates only its keys.
+
+    Each folded record gains ``_versions`` and ``_first_ts`` (its creation time).
+    """
+    out: dict = {}
+    for record in records:
+        rid = record.get(key)
+        if not isinstance(rid, str) or not rid:
+            continue
+        prev = out.get(rid)
+        if prev is None:
+            merged = dict(record)
+            merged["_versions"] = 1
+            merged["_first_ts"] = record.get("ts", "")
+        else:
+            merged = {**prev, **record}
+            merged["_versions"] = prev["_versions"] + 1
+            merged["_first_ts"] = prev["_first_ts"]
+        out[rid] = merged
+    return out
+
+
+def atomic_write(path: str, content) -> None:
+    """Replace ``path`` with ``content`` (str or bytes) through a temp file beside it."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def quarantine(path: str, qdir: str, stamp: str) -> list:
+    """Move unreadable lines of ``path`` to ``qdir/<file>.<stamp>.jsonl``.
+
+    Done under the file's lock and re-checked there, so a line a live writer
+    was still finishing is never taken for torn. Each moved line keeps its
+    number, reason and raw text. Returns the problems moved.
+    """
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        problems = read(path)[1]
+        if not problems:
+            return []
+        target = os.path.join(qdir, f"{os.path.basename(path)}.{stamp}.jsonl")
+        append(target, [{"file": os.path.basename(path), "line": p.line, "reason": p.reason,
+                         "raw": p.raw.decode("utf-8", "backslashreplace")} for p in problems],
+               durable=True)
+        numbers = {p.line for p in problems}
+        with open(path, "rb") as fh:
+            lines = fh.read().split(b"\n")
+        kept = [line for n, line in enumerate(lines, 1) if n not in numbers and line.strip()]
+        atomic_write(path, b"".join(line + b"\n" for line in kept))
+        return problems
+    finally:
+        os.close(fd)

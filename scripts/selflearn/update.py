@@ -1,0 +1,94 @@
+"""Status changes, usage and signals for records that already exist.
+
+Each change appends: a new full version of the record (status, note,
+``last_touched_ts``) and/or a signal. Ids and statuses are checked first;
+a bad one writes nothing.
+"""
+
+from typing import List, Optional
+
+from . import model, redact
+from .errors import UsageError
+from .memory import Memory
+
+
+def _ids(values: Optional[List[str]]) -> List[str]:
+    return [i.strip() for v in values or [] for i in v.split(",") if i.strip()]
+
+
+def _require(ids: List[str], known: dict, command: str, what: str) -> None:
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise UsageError("\n".join(f"{command}: unknown {what} id {i!r}; nothing was written "
+                                   f"(see `list` or `review --format json`)" for i in missing))
+
+
+def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[str] = None,
+               scope: Optional[str] = None) -> dict:
+    """Append a version of card/rec ``rid`` with a new status (and scope)."""
+    command, name = ("aha-status", "cards") if kind == "card" else ("rec-status", "recs")
+    records = memory.folded(name)
+    _require([rid], records, command, "card" if kind == "card" else "recommendation")
+    status = model.normalize_status(status)
+    allowed = model.CARD_STATUSES if kind == "card" else model.REC_STATUSES
+    if status not in allowed:
+        raise UsageError(f"{command}: unknown status {status!r} (one of: {', '.join(allowed)})")
+    if scope is not None and scope not in model.SCOPES:
+        raise UsageError(f"{command}: unknown scope {scope!r} (one of: {', '.join(model.SCOPES)})")
+    version = {k: v for k, v in records[rid].items() if not k.startswith("_")}
+    version.update(v=model.SCHEMA_VERSION, ts=model.iso(), status=status,
+                   last_touched_ts=model.iso())
+    if note is not None:
+        version["note"] = redact.redact_text(note)
+    if scope is not None:
+        version["scope"] = scope
+    memory.append(name, [version])
+    if kind == "rec":
+        signal_kind = "rec_done" if status == "done" else "rec_touched"
+        memory.append("signals", [model.complete("signal", {
+            "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})])
+    return {"id": rid, "status": status, "previous_status": records[rid].get("status")}
+
+
+def use(memory: Memory, aha: Optional[List[str]], rec: Optional[List[str]],
+        source: str = "manual", context: Optional[str] = None) -> dict:
+    """Append ``aha_used`` / ``rec_used`` signals for existing ids."""
+    cards, recs = _ids(aha), _ids(rec)
+    if not cards and not recs:
+        raise UsageError("use: give --aha and/or --rec ids")
+    _require(cards, memory.folded("cards"), "use", "card")
+    _require(recs, memory.folded("recs"), "use", "recommendation")
+    signals = [{"kind": "aha_used", "aha_id": i} for i in cards] + \
+              [{"kind": "rec_used", "rec_id": i} for i in recs]
+    return _append_signals(memory, signals, source, context)
+
+
+def signal(memory: Memory, kind: str, aha_id: Optional[str], rec_id: Optional[str],
+           source: str = "manual", context: Optional[str] = None) -> dict:
+    """Append one signal of a known kind for an existing card or recommendation."""
+    if kind not in model.SIGNAL_KINDS:
+        raise UsageError(f"signal: unknown kind {kind!r} (one of: {', '.join(model.SIGNAL_KINDS)})")
+    if kind.startswith("aha_"):
+        if not aha_id or rec_id:
+            raise UsageError(f"signal: kind {kind} takes --aha-id (and no --rec-id)")
+        _require([aha_id], memory.folded("cards"), "signal", "card")
+        target = {"aha_id": aha_id}
+    else:
+        if not rec_id or aha_id:
+            raise UsageError(f"signal: kind {kind} takes --rec-id (and no --aha-id)")
+        _require([rec_id], memory.folded("recs"), "signal", "recommendation")
+        target = {"rec_id": rec_id}
+    return _append_signals(memory, [{"kind": kind, **target}], source, context)
+
+
+def _append_signals(memory: Memory, signals: List[dict], source: str,
+                    context: Optional[str]) -> dict:
+    lines = []
+    for s in signals:
+        s["source"] = source
+        if context:
+            s["context"] = redact.redact_text(context)
+        lines.append(model.complete("signal", s))
+    memory.append("signals", lines)
+    return {"signals": [{"id": s["id"], "kind": s["kind"],
+                         "target": s.get("aha_id") or s.get("rec_id")} for s in lines]}
