@@ -25,9 +25,12 @@ def append(path: str, records: list, durable: bool = False) -> None:
     A torn last line left by a crashed writer is closed with a newline first,
     so it stays a separate (quarantinable) line and the new records stay whole.
     """
-    if not records:
-        return
-    data = b"".join(encode(r) for r in records)
+    if records:
+        append_bytes(path, b"".join(encode(r) for r in records), durable)
+
+
+def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
+    """Append already-encoded lines in one ``write()`` under the file's lock."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     while True:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Hook latency: median wall time of `hook` on a realistic PostToolUse payload.
+
+Prints the hook's median next to `python3 -S -c pass` measured in the same
+run, and their ratio (target: <= 1.3x). Runs against a throwaway repo.
+Usage: python3 bench/hook_latency.py [--runs 200]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO, "scripts", "self_learning.py")
+
+PAYLOAD = {
+    "session_id": "6222191a-a9ee-46dc-883b-2f8399a13900",
+    "transcript_path": "/home/user/.claude/projects/-tmp-project/6222191a.jsonl",
+    "cwd": "/tmp/project", "permission_mode": "default", "hook_event_name": "PostToolUse",
+    "tool_name": "Bash", "tool_use_id": "toolu_01ABCDEF",
+    "tool_input": {"command": "npm test -- --runInBand", "description": "Run the tests"},
+    "tool_response": {"stdout": "PASS src/app.test.js\n" * 40 + "Tests: 40 passed, 40 total\n",
+                      "stderr": "", "interrupted": False, "isImage": False},
+}
+
+
+def timed(cmd, stdin: bytes, env) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=env, check=False)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    runs = parser.parse_args().runs
+    with tempfile.TemporaryDirectory() as repo:
+        env = {**os.environ, "SELF_LEARNING_REPO_ROOT": repo, "SELF_LEARNING_USER": "bench"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
+        payload = json.dumps(PAYLOAD).encode()
+        base_cmd = [sys.executable, "-S", "-c", "pass"]
+        hook_cmd = [sys.executable, "-S", SCRIPT, "hook", "--agent", "claude"]
+        timed(hook_cmd, payload, env)  # warm the bytecode cache
+        base, hook = [], []
+        for _ in range(runs):  # interleave so machine noise hits both alike
+            base.append(timed(base_cmd, b"", env))
+            hook.append(timed(hook_cmd, payload, env))
+        lines = open(os.path.join(repo, ".agent-skills/self-learning/v1/users/bench/observations.jsonl")).read().count("\n")
+    b, h = statistics.median(base) * 1000, statistics.median(hook) * 1000
+    print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} cores, {runs} runs each")
+    print(f"{'command':<40} {'median ms':>10}")
+    print(f"{'python3 -S -c pass':<40} {b:>10.2f}")
+    print(f"{'hook (PostToolUse, Bash npm test)':<40} {h:>10.2f}")
+    print(f"ratio hook / bare interpreter: {h / b:.2f}x (target <= 1.30x); {lines} observations written")
+
+
+if __name__ == "__main__":
+    main()

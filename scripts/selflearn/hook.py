@@ -1,0 +1,120 @@
+"""``hook``: one agent hook payload in, one redacted observation appended.
+
+Contract with the agent: always exit 0, print nothing on events that do not
+inject context, never let an internal error reach the agent (it goes to
+``<store>/errors.jsonl``, which ``doctor`` shows). A record is capped below
+4 KiB and appended with one locked ``write()``. The kill switch
+(``SELF_LEARNING_DISABLE=1`` or the ``disabled`` marker) turns it into a no-op.
+
+Import budget: ``sys``, ``os``, ``time`` and the hook-path modules ``paths``,
+``store``, ``fastjson``, ``observe`` (+ ``redact``); no ``argparse``,
+``json``, ``re`` or ``typing``.
+"""
+
+import os
+import sys
+import time
+
+from . import fastjson, paths, store
+
+MAX_STDIN = 32 * 1024 * 1024
+MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append size
+PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
+
+
+def _parse_args(argv: list) -> dict:
+    """``--agent NAME`` and ``--event NAME``; unknown words are ignored, never fatal."""
+    opts = {"agent": "auto", "event": ""}
+    for i, word in enumerate(argv):
+        for key in ("agent", "event"):
+            if word == f"--{key}" and i + 1 < len(argv):
+                opts[key] = argv[i + 1]
+            elif word.startswith(f"--{key}="):
+                opts[key] = word.split("=", 1)[1]
+    if opts["agent"] not in AGENT_CHOICES:
+        opts["agent"] = "auto"
+    return opts
+
+
+def _repo_root() -> str:
+    explicit = os.environ.get("SELF_LEARNING_REPO_ROOT")
+    if explicit:
+        return paths.find_repo_root(explicit)
+    for var in PROJECT_DIR_VARS:
+        if os.environ.get(var):
+            return paths.find_repo_root(cwd=os.environ[var])
+    return paths.find_repo_root(script=__file__)
+
+
+def _stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{_stamp().replace('-', '').replace(':', '')}_{os.urandom(3).hex()}"
+
+
+def _fit(record: dict) -> bytes:
+    """Encode, halving the longest text field until the line fits ``MAX_RECORD``."""
+    line = store.encode(record)
+    while len(line) > MAX_RECORD:
+        texts = [(len(v), k) for k, v in record.items() if isinstance(v, str) and len(v) > 40]
+        if not texts:
+            record = {k: record[k] for k in ("v", "id", "ts", "agent", "event") if k in record}
+            record["truncated"] = True
+            return store.encode(record)
+        _, key = max(texts)
+        record[key] = record[key][: len(record[key]) // 2] + "\u2026"
+        record["truncated"] = True
+        line = store.encode(record)
+    return line
+
+
+def observe_payload(raw: bytes, opts: dict, store_dir: str) -> None:
+    """Parse, normalize, redact and append one payload (raises on bad input)."""
+    from . import observe
+    try:
+        payload = fastjson.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("payload is not UTF-8") from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"payload is a JSON {type(payload).__name__}, not an object")
+    obs = observe.normalize(payload, opts["agent"], opts["event"])
+    if obs is None:
+        return
+    record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
+    store.append_bytes(os.path.join(store_dir, paths.FILES["observations"]), _fit(record))
+
+
+def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
+    """One line in errors.jsonl; silent if even that fails."""
+    try:
+        from . import redact
+        message = redact.redact_text(f"{type(exc).__name__}: {exc}")[:500]
+        record = {"v": 1, "ts": _stamp(), "where": "hook", "agent": opts.get("agent", "auto"),
+                  "event": opts.get("event", ""), "error": message}
+        store.append_bytes(os.path.join(store_dir, "errors.jsonl"), store.encode(record))
+    except Exception:  # noqa: BLE001 - the agent must never see our failure
+        pass
+
+
+def main(argv: list) -> int:
+    opts = {"agent": "auto", "event": ""}
+    store_dir = ""
+    try:
+        opts = _parse_args(argv)
+        root = _repo_root()
+        if paths.kill_switch(root):
+            return 0
+        store_dir = paths.project_store(root, paths.user_slug())
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        if len(raw) > MAX_STDIN:
+            raise ValueError(f"payload larger than {MAX_STDIN} bytes; not stored")
+        if not raw.strip():
+            raise ValueError("empty payload on stdin")
+        observe_payload(raw, opts, store_dir)
+    except BaseException as exc:  # noqa: BLE001 - hooks never fail the agent
+        if store_dir:
+            log_error(store_dir, opts, exc)
+    return 0
