@@ -44,7 +44,8 @@ def loads(text: str):
     start = len(text) - len(text.lstrip(_WS))
     try:
         obj, end = _scan(text, start)
-    except StopIteration:
+    except (StopIteration, SystemError):
+        # SystemError: 3.11's scanner cannot build its error unless json.decoder is loaded
         raise ValueError("not a JSON document") from None
     if text[end:].strip(_WS):
         raise ValueError(f"extra data after JSON document at offset {end}")

@@ -108,7 +108,8 @@ def main(argv: list) -> int:
         if paths.kill_switch(root):
             return 0
         store_dir = paths.project_store(root, paths.user_slug())
-        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        stream = getattr(sys.stdin, "buffer", None)
+        raw = stream.read(MAX_STDIN + 1) if stream else sys.stdin.read(MAX_STDIN + 1).encode()
         if len(raw) > MAX_STDIN:
             raise ValueError(f"payload larger than {MAX_STDIN} bytes; not stored")
         if not raw.strip():

@@ -23,17 +23,6 @@ SESSION_MARKER = "SESSIONSTART_MARKER_7731"
 PROMPT_MARKER = "PROMPTSUBMIT_MARKER_8842"
 
 
-@pytest.fixture(scope="session")
-def claude_binary() -> Path:
-    try:
-        binary = ch.ensure_claude()
-    except (RuntimeError, OSError) as exc:  # npm present but install impossible
-        pytest.skip(f"could not install {ch.CLAUDE_CODE_PACKAGE}@{ch.CLAUDE_CODE_VERSION}: {exc}")
-    if binary is None:
-        pytest.skip("npm is not on PATH: cannot install the Claude Code client for e2e tests")
-    return binary
-
-
 def test_real_client_fires_hooks_with_real_payloads(claude_binary: Path, tmp_path: Path) -> None:
     project, home, log = tmp_path / "project", tmp_path / "home", tmp_path / "hooklog"
     (project / ".claude").mkdir(parents=True)
