@@ -1,0 +1,217 @@
+"""Tests for ``selflearn.redact``: corpus recall/false positives, API, fast path."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, "scripts")
+try:
+    from selflearn import redact as R
+except ImportError:  # no conftest yet: import from scripts/ directly
+    sys.path.insert(0, SCRIPTS)
+    from selflearn import redact as R
+
+CORPUS_PATH = os.path.join(ROOT, "tests", "data", "secrets", "corpus.json")
+with open(CORPUS_PATH, encoding="utf-8") as fh:
+    CORPUS = json.load(fh)
+POSITIVES = CORPUS["positives"]
+NEGATIVES = CORPUS["negatives"]
+
+
+# --- corpus -----------------------------------------------------------------
+
+def test_corpus_size_and_coverage():
+    assert len(POSITIVES) >= 70 and len(NEGATIVES) >= 70
+    families = {p["family"] for p in POSITIVES}
+    assert families >= {
+        "aws_access_key", "aws_secret_key", "github_token", "gitlab_token", "slack_token",
+        "slack_webhook", "stripe_key", "openai_key", "anthropic_key", "google_api_key",
+        "npm_token", "jwt", "private_key", "bearer", "basic_auth", "cookie", "url_password",
+        "env_secret", "password", "secret", "json_embedded"}
+
+
+def test_corpus_recall_and_false_positive_rate():
+    missed = [p for p in POSITIVES if p["secret"] in R.redact_text(p["text"])]
+    flagged = [n for n in NEGATIVES if R.redact_text(n["text"]) != n["text"]]
+    recall = 1 - len(missed) / len(POSITIVES)
+    fp_rate = len(flagged) / len(NEGATIVES)
+    print("\nredact corpus: recall %.1f%% (%d/%d), false positives %.1f%% (%d/%d)" % (
+        100 * recall, len(POSITIVES) - len(missed), len(POSITIVES),
+        100 * fp_rate, len(flagged), len(NEGATIVES)))
+    for p in missed:
+        print("  missed %s: %r" % (p["family"], p["text"][:120]))
+    for n in flagged:
+        print("  flagged %s: %r" % (n["why"], R.redact_text(n["text"])[:120]))
+    assert recall >= 0.99
+    assert fp_rate <= 0.01
+
+
+@pytest.mark.parametrize("entry", POSITIVES, ids=lambda e: e["family"])
+def test_corpus_idempotent_and_marked(entry):
+    once = R.redact_text(entry["text"])
+    assert "[REDACTED:" in once
+    assert R.redact_text(once) == once
+    assert R.contains_secret(entry["text"])
+
+
+# --- context is kept ----------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("Authorization: Bearer abc123def456ghi789",
+     "Authorization: Bearer [REDACTED:bearer]"),
+    ("https://user:s3cretPass@host.example/db",
+     "https://user:[REDACTED:password]@host.example/db"),
+    ("API_KEY=abcdef123456", "API_KEY=[REDACTED:env_secret]"),
+    ('export API_TOKEN="tok_9f8e7d6c5b4a"', 'export API_TOKEN="[REDACTED:env_secret]"'),
+    ("password: hunter2", "password: [REDACTED:password]"),
+    ("the password is hunter2!", "the password is [REDACTED:password]"),
+    ("Cookie: sid=abc123; theme=dark", "Cookie: [REDACTED:cookie]"),
+    ("key AKIAABCDEFGHIJKLMNOP here", "key [REDACTED:aws_access_key] here"),
+    ("GITHUB_TOKEN=ghp_" + "a1B2" * 9, "GITHUB_TOKEN=[REDACTED:github_token]"),
+])
+def test_context_preserved(text, expected):
+    assert R.redact_text(text) == expected
+
+
+def test_pem_block_replaced_whole_and_truncated():
+    body = "MIIEowIBAAKCAQEA7bq\nZ9xk2LmQ0pR8sT4uV6wX1yZ3aB5cD7eF9gH0iJ2kL4mN6oP8"
+    full = "before\n-----BEGIN RSA PRIVATE KEY-----\n%s\n-----END RSA PRIVATE KEY-----\nafter" % body
+    assert R.redact_text(full) == "before\n[REDACTED:private_key]\nafter"
+    cut = "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\n" + body
+    assert R.redact_text(cut) == "key:\n[REDACTED:private_key]"
+
+
+def test_non_strings_and_empty_pass_through():
+    assert R.redact_text("") == ""
+    assert R.redact_text(None) is None
+    assert R.redact(None) is None
+    assert R.redact(42) == 42 and R.redact(True) is True and R.redact(1.5) == 1.5
+    assert not R.contains_secret("plain npm test output")
+
+
+# --- redact() on objects ------------------------------------------------------
+
+def test_redact_nested_returns_new_object():
+    gh = "ghp_" + "Zx9" * 12
+    payload = {
+        "tool_name": "Bash",
+        "tool_input": {"command": "curl -H 'Authorization: Bearer %s' x" % gh},
+        "headers": [{"Authorization": "Basic dXNlcjpwYXNz"}, ("x", "AKIAABCDEFGHIJKLMNOP")],
+        "env": {"API-KEY": "abc", "Client_Secret": "s", "PWD": "/home/dev", "pwd": "pw1"},
+        "n": 3,
+    }
+    snapshot = json.dumps(payload)
+    out = R.redact(payload)
+    assert json.dumps(payload) == snapshot  # input untouched
+    assert out is not payload and out["tool_input"] is not payload["tool_input"]
+    assert gh not in json.dumps(out)
+    assert out["headers"][0]["Authorization"] == "[REDACTED:key]"
+    assert out["headers"][1] == ("x", "[REDACTED:aws_access_key]")
+    assert isinstance(out["headers"][1], tuple)
+    assert out["env"] == {"API-KEY": "[REDACTED:key]", "Client_Secret": "[REDACTED:key]",
+                          "PWD": "/home/dev", "pwd": "[REDACTED:key]"}
+    assert out["n"] == 3 and out["tool_name"] == "Bash"
+    assert R.redact(out) == out
+
+
+@pytest.mark.parametrize("key", [
+    "api_key", "apikey", "x-api-key", "X-Api-Key", "token", "access_token", "refresh_token",
+    "id_token", "auth_token", "secret", "client_secret", "password", "passwd", "pwd",
+    "authorization", "Authorization", "cookie", "set-cookie", "Set-Cookie", "private_key",
+    "session_token", "credentials", "AWS_SECRET_ACCESS_KEY", "db_password", "privateKey"])
+def test_secret_keys_redacted(key):
+    assert R.redact({key: "value-1"}) == {key: "[REDACTED:key]"}
+
+
+@pytest.mark.parametrize("key, value", [
+    ("max_tokens", 4096), ("input_tokens", 12), ("token_count", 7), ("tokens", 100),
+    ("tokenizer", "cl100k_base"), ("password_min_length", 12), ("token_type", "Bearer"),
+    ("token", 5), ("password", True), ("secret", None), ("api_key", ""),
+    ("password_reset_url", "https://example.com/reset"), ("tokens_used", "1,024"),
+])
+def test_counter_and_setting_keys_kept(key, value):
+    assert R.redact({key: value}) == {key: value}
+
+
+def test_secret_key_with_container_value_recurses():
+    out = R.redact({"credentials": {"user": "bob", "password": "pw"}, "token": ["a"]})
+    assert out == {"credentials": {"user": "bob", "password": "[REDACTED:key]"}, "token": ["a"]}
+
+
+def test_secret_inside_serialized_json_string():
+    inner = json.dumps({"db": {"host": "x", "password": "Sup3rS3cret"}})
+    doc = {"tool_response": {"stdout": json.dumps({"file": inner})}}
+    assert "Sup3rS3cret" not in json.dumps(R.redact(doc))
+
+
+# --- performance invariants ---------------------------------------------------
+
+def _fresh(code):
+    return subprocess.run(
+        [sys.executable, "-S", "-c", "import sys; sys.path.insert(0, %r)\n%s" % (SCRIPTS, code)],
+        capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_import_and_plain_text_do_not_import_re():
+    out = _fresh(
+        "from selflearn.redact import redact_text, redact\n"
+        "assert redact_text('plain npm test output') == 'plain npm test output'\n"
+        "redact({'tool_name': 'Bash', 'exit': 0, 'out': ['PASS src/app.test.ts']})\n"
+        "print('re' in sys.modules, 'json' in sys.modules)")
+    assert out == "False False"
+
+
+def test_triggered_text_imports_re_lazily():
+    out = _fresh(
+        "from selflearn import redact as r\n"
+        "print(r.redact_text('AKIAABCDEFGHIJKLMNOP'), len(r._CACHE))")
+    assert out == "[REDACTED:aws_access_key] 1"
+
+
+def test_one_megabyte_without_triggers():
+    text = ("lorem ipsum dolor sit amet, consectetur adipiscing elit 0123456789\n" * 16000)[:1 << 20]
+    assert R.redact_text(text) is text
+
+
+def test_one_megabyte_with_a_trigger():
+    text = "x " * 400000 + " AKIAABCDEFGHIJKLMNOP " + "y " * 100000
+    out = R.redact_text(text)
+    assert "AKIA" not in out and len(out) < len(text) + 20
+
+
+# --- property tests (optional) -------------------------------------------------
+
+try:
+    from hypothesis import given, settings, strategies as st
+except ImportError:  # pragma: no cover
+    st = None
+
+if st is not None:
+    FRAGMENTS = st.sampled_from([
+        "password", "Password", " is ", ": ", "=", '"', "'", "\\\"", "Authorization", "Bearer ",
+        "Basic ", "Cookie", "set-cookie", "://", "@", "user:", "AKIA", "ABCDEFGHIJKLMNOP",
+        "ghp_", "a1b2c3d4e5f6g7h8i9j0" * 2, "sk-", "sk-ant-", "eyJhbGciOiJIUzI1NiJ9", ".",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIn0", "-----BEGIN RSA PRIVATE KEY-----", "-----END", "\n",
+        "API_KEY", "export ", "TOKEN", "token", "secret", "[REDACTED:x]", "xoxb-", "npm_", "AIza",
+        "hunter2", " ", "$", "(", ")", ",", "sk_live_", "glpat-", "aws_secret_access_key",
+    ])
+    TEXTS = st.one_of(st.text(), st.lists(st.one_of(FRAGMENTS, st.text(max_size=5))).map("".join))
+
+    @settings(max_examples=400, deadline=None)
+    @given(TEXTS)
+    def test_property_never_raises_and_idempotent(text):
+        once = R.redact_text(text)
+        assert isinstance(once, str)
+        assert R.redact_text(once) == once
+
+    @settings(max_examples=100, deadline=None)
+    @given(st.recursive(st.one_of(st.none(), st.integers(), TEXTS),
+                        lambda c: st.lists(c) | st.dictionaries(st.one_of(FRAGMENTS, st.text()), c),
+                        max_leaves=20))
+    def test_property_redact_objects_idempotent(obj):
+        once = R.redact(obj)
+        assert R.redact(once) == once
