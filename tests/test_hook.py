@@ -60,7 +60,7 @@ def test_many_long_fields_still_fit_4k(store, tmp_path):
     from selflearn import hook as hook_mod
     record = {"v": 1, "id": "obs_x", "ts": "t", "agent": "claude", "event": "prompt",
               **{f"f{i}": "é" * 900 for i in range(8)}}
-    line = hook_mod._fit(record)
+    line = hook_mod.fit_record(record)
     assert len(line) <= hook_mod.MAX_RECORD and json.loads(line)["truncated"] is True
 
 

@@ -83,7 +83,7 @@ def test_real_session_becomes_hook_shaped_observations(run, store, transcript):
     assert [o["event"] for o in obs] == ["session_start", "prompt", "tool_failure", "tool_success",
                                          "tool_success", "tool_success", "stop"]
     for o in obs:
-        assert o["v"] == 1 and o["source"] == "transcript" and o["agent"] == "claude"
+        assert o["v"] == 1 and o["via"] == "transcript" and o["agent"] == "claude"
         assert o["id"].startswith("obs_") and o["session_id"] == SESSION
     assert obs[0]["ts"] == "2026-11-22T18:20:11Z"
     assert obs[1]["prompt"] == "Try the failing command, then write, edit and read notes.txt"
@@ -108,7 +108,7 @@ def test_tool_observations_match_what_the_hook_records(run, store, transcript):
             expected = observe.normalize(json.load(fh), "claude")
         expected.pop("duration_ms")
         got = {k: v for k, v in by_tool[expected["tool_use_id"]].items()
-               if k not in ("v", "id", "ts", "source")}
+               if k not in ("v", "id", "ts", "via")}
         assert got == expected
 
 

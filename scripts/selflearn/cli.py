@@ -111,6 +111,9 @@ def _run_paths(ctx: Context) -> Tuple[dict, List[str]]:
             "index": os.path.join(root, "INDEX.md"),
             "quarantine": os.path.join(root, "quarantine"),
             "errors_log": os.path.join(root, "errors.jsonl"),
+            "ingest_state": os.path.join(root, "ingest_state.json"),
+            "backups": os.path.join(root, "backups"),
+            "exports": os.path.join(root, "exports"),
             "config": paths.config_file(ctx.repo_root),
             "disabled_marker": paths.disabled_marker(ctx.repo_root),
             "disabled": paths.kill_switch(ctx.repo_root)}

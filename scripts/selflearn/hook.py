@@ -55,7 +55,7 @@ def _new_id(prefix: str) -> str:
     return f"{prefix}_{_stamp().replace('-', '').replace(':', '')}_{os.urandom(3).hex()}"
 
 
-def _fit(record: dict) -> bytes:
+def fit_record(record: dict) -> bytes:
     """Encode, halving the longest text field until the line fits ``MAX_RECORD``."""
     line = store.encode(record)
     while len(line) > MAX_RECORD:
@@ -84,7 +84,7 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str) -> None:
     if obs is None:
         return
     record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
-    store.append_bytes(os.path.join(store_dir, paths.FILES["observations"]), _fit(record))
+    store.append_bytes(os.path.join(store_dir, paths.FILES["observations"]), fit_record(record))
 
 
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:

@@ -1,10 +1,10 @@
 """Backfill observations from Claude Code session transcripts (``ingest-transcripts``).
 
-Owns: finding a repo's transcripts (``~/.claude/projects/<root, non-alphanumerics
-as '->/``), reading the bytes appended since the last run (cursors in
+Owns: finding a repo's transcripts (``~/.claude/projects/<root with each
+non-alphanumeric as ->/*.jsonl``), reading the bytes appended since the last run (cursors in
 ``<store>/ingest_state.json``), pairing each tool_use with its tool_result, and
 turning entries into observations through ``observe.normalize`` so they have the
-hook's exact shape, plus ``v``, ``id``, ``ts`` (the entry's) and ``source: "transcript"``.
+hook's exact shape, plus ``v``, ``id``, ``ts`` (the entry's) and ``via: "transcript"``.
 Invariants: a complete line is read once unless its file shrank or was replaced;
 a line without its newline is left for the next run; an observation whose key
 (tool_use_id, session, prompt id) is already in observations.jsonl is not added
@@ -180,7 +180,7 @@ def _finish(obs: dict, ts: float) -> dict:
     stamp = model.iso(ts)
     compact = stamp.replace("-", "").replace(":", "")
     return {"v": model.SCHEMA_VERSION, "id": f"obs_{compact}_{os.urandom(3).hex()}", "ts": stamp,
-            **obs, "source": "transcript"}
+            **obs, "via": "transcript"}
 
 
 # --- reading files incrementally ----------------------------------------------------------
@@ -272,7 +272,7 @@ class _Run:
         self.cursors[path] = cur
         if found and not self.dry_run:  # capped like the hook's records, one locked write
             store.append_bytes(self.memory.path("observations"),
-                               b"".join(hook._fit(o) for o in found), durable=True)
+                               b"".join(hook.fit_record(o) for o in found), durable=True)
         for obs in found:
             data["added"][obs["event"]] = data["added"].get(obs["event"], 0) + 1
         data["added_total"] += len(found)
