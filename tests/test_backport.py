@@ -369,12 +369,12 @@ def test_broken_markers_are_a_runtime_error(run, seed, skill):
     seed(card("aha_one"))
     code, _, err = run(["export-backport", "--skill-path", str(skill), "--ids", "aha_one"])
     assert code == 1
-    assert err == ("self_learning: error: references/self-learning-aha.md:1: "
+    assert err == (f"self_learning: error: {skill / REF}:1: "
                    "self-learning:aha:start has no end marker; fix the markers by hand (backups "
                    "sit in the export bundles), then run it again\n")
     (skill / REF).write_text("text\n<!-- self-learning:aha:end -->\n")
     code, _, err = run(["backport-inspect", "--skill-path", str(skill)])
-    assert (code, err) == (1, "self_learning: error: references/self-learning-aha.md:2: unexpected "
+    assert (code, err) == (1, f"self_learning: error: {skill / REF}:2: unexpected "
                               "self-learning:aha:end marker; fix the markers by hand (backups sit "
                               "in the export bundles), then run it again\n")
 
@@ -485,3 +485,65 @@ def test_help_examples_run(run, seed, tmp_path, monkeypatch, command):
         assert argv[:2] == ["python3", "scripts/self_learning.py"]
         code, _, err = run(argv[2:])
         assert code == 0, (example, err)
+
+
+# --- edge cases ------------------------------------------------------------------------------------
+
+def test_blocks_at_a_file_end_without_newline_keep_their_padding(run, seed, skill):
+    seed(card("aha_one"), card("aha_two"))
+    export(run, skill, "aha_one", "--apply")
+    hand = (skill / REF).read_bytes().rstrip(b"\n")  # someone dropped the final newline
+    (skill / REF).write_bytes(hand)
+    code, data, _ = export(run, skill, "aha_two", "--apply")
+    text = (skill / REF).read_text()
+    assert f"id=aha_two backport={data['backport_id']} sha=" in text and " pad=2 -->" in text
+    seed({"id": "aha_two", "title": "Lesson two, edited"})
+    code, data, _ = export(run, skill, "aha_two", "--apply")
+    assert data["updated_card_ids"] == ["aha_two"] and " pad=2 -->" in (skill / REF).read_text()
+    run(["backport-remove", "--skill-path", str(skill), "--aha-id", "aha_two", "--apply"])
+    assert (skill / REF).read_bytes() == hand
+
+
+def test_hand_edited_block_is_replaced_with_a_warning(run, seed, skill):
+    seed(card("aha_one"))
+    _, first, _ = export(run, skill, "aha_one", "--apply")
+    edited = (skill / REF).read_text().replace("step one", "my own step")
+    (skill / REF).write_text(edited)
+    code, data, err = export(run, skill, "aha_one", "--apply")
+    assert data["updated_card_ids"] == ["aha_one"]
+    assert err == ("self_learning: warning: export-backport: the block of aha_one in "
+                   "references/self-learning-aha.md was edited by hand; the export replaces it "
+                   "(the old file goes to the bundle's backup/ with --apply)\n")
+    assert open(os.path.join(data["bundle_dir"], "backup", REF)).read() == edited
+    assert "my own step" not in (skill / REF).read_text()
+
+
+def test_references_that_is_a_file_is_refused(run, seed, skill):
+    (skill / "references").write_text("not a folder")
+    seed(card("aha_one"))
+    code, _, err = run(["export-backport", "--skill-path", str(skill), "--ids", "aha_one"])
+    assert (code, err) == (2, f"self_learning: error: export-backport: {skill / 'references'} is "
+                              "not a folder; move it aside and run it again\n")
+
+
+def test_skill_name_falls_back_to_the_folder_name(run, seed, skill):
+    (skill / "SKILL.md").write_text("---\ndescription: no name here\n---\n# Skill\n")
+    seed(card("aha_one"))
+    assert export(run, skill, "aha_one")[1]["target_skill"] == "skill"
+    (skill / "SKILL.md").write_text("# No front matter\n")
+    assert export(run, skill, "aha_one")[1]["target_skill"] == "skill"
+
+
+def test_read_and_write_failures_are_one_line(run, seed, skill, tmp_path, monkeypatch):
+    with pytest.raises(backport.SelfLearningError) as info:
+        backport.read_text(str(tmp_path), "backport-inspect")
+    assert str(info.value) == f"backport-inspect: cannot read {tmp_path}: Is a directory"
+    seed(card("aha_one"))
+
+    def refuse(path, text):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(backport, "write_text", refuse)
+    code, _, err = run(["export-backport", "--skill-path", str(skill), "--ids", "aha_one", "--apply"])
+    assert code == 1
+    assert re.fullmatch(r"self_learning: error: export-backport: cannot write \S+: Permission "
+                        r"denied; originals are in \S+/backup\n", err)

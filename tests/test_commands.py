@@ -275,3 +275,12 @@ def test_index_md_is_the_golden_file(run, store, monkeypatch):
     golden = Path(__file__).parent / "data" / "INDEX.golden.md"
     text = (store / "INDEX.md").read_text()
     assert text == golden.read_text()
+
+
+def test_first_record_in_a_git_repo_ignores_the_store(run, repo):
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    record(run, {"aha_cards": [{"title": "first"}]})
+    assert (repo / ".gitignore").read_text().endswith(".agent-skills/\n")
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                            text=True, check=True).stdout
+    assert ".agent-skills" not in status

@@ -74,3 +74,8 @@ def test_list_include_global_marks_origin_and_project_wins(run, tmp_path):
     code, out, _ = run(["list", "--include-global", "--format", "json"])
     items = [i for i in json.loads(out)["items"] if i["id"] == "aha_shared"]
     assert [(i["store"], i["title"]) for i in items] == [("project", "Our own take")]
+
+
+def test_promote_needs_ids(run):
+    code, _, err = run(["promote", "--ids", " , "])
+    assert (code, err) == (2, "self_learning: error: promote: give card ids with --ids a,b (see `list`)\n")

@@ -265,17 +265,18 @@ def pick_cards(memory: Memory, ids: List[str], force: bool,
     return cards, warnings
 
 
-def plan_reference(text: Optional[str], cards: List[dict], bid: str, target: Target):
+def plan_reference(text: Optional[str], cards: List[dict], bid: str, target: Target,
+                   warnings: List[str]):
     """The proposed reference file, each card's action, and what happened to the header."""
     where = target.rel(target.ref)
     new, actions, header = text or "", {}, "present"
-    if not any(b.kind in ("aha", "aha-header") for b in scan(new, where)):
+    if not any(b.kind in ("aha", "aha-header") for b in scan(new, target.ref)):
         attrs = {"backport": bid, "file": "created" if text is None else "existing"}
         if not os.path.isdir(target.ref_dir):
             attrs["dir"] = "created"
         new, header = _append(new, "aha-header", attrs, HEADER_BODY), "added"
     for card in cards:
-        blocks = scan(new, where)
+        blocks = scan(new, target.ref)
         body = render_card(card)
         attrs = {"id": card["id"], "backport": bid, "sha": sha(body)}
         mine = [b for b in blocks if b.kind == "aha" and b.attrs.get("id") == card["id"]]
@@ -283,6 +284,10 @@ def plan_reference(text: Optional[str], cards: List[dict], bid: str, target: Tar
         if mine and mine[0].body == body:
             actions[card["id"]] = "unchanged"
         elif mine:
+            if sha(mine[0].body) != mine[0].attrs.get("sha"):
+                warnings.append(f"export-backport: the block of {card['id']} in {where} was "
+                                "edited by hand; the export replaces it (the old file goes to "
+                                "the bundle's backup/ with --apply)")
             if "pad" in mine[0].attrs:
                 attrs["pad"] = mine[0].attrs["pad"]
             new = new[:mine[0].start] + block("aha", attrs, body) + new[mine[0].end:]
@@ -331,8 +336,8 @@ def export(memory: Memory, skill_path: str, ids: List[str], make_diff: bool = Fa
     bid = new_id("slbp", taken)
     old = {target.ref: read_text(target.ref, "export-backport"),
            target.skill_md: read_text(target.skill_md, "export-backport") or ""}
-    ref_new, actions, header = plan_reference(old[target.ref], cards, bid, target)
-    skill_new, pointer = plan_skill(old[target.skill_md], bid, target.rel(target.skill_md))
+    ref_new, actions, header = plan_reference(old[target.ref], cards, bid, target, warnings)
+    skill_new, pointer = plan_skill(old[target.skill_md], bid, target.skill_md)
     new = {target.ref: ref_new, target.skill_md: skill_new}
     bundle = os.path.join(memory.root, "exports", "backports", f"{_slug(target.name)}_{bid}")
     result_ids = [b.attrs.get("id") for b in scan(ref_new, REF_NAME) if b.kind == "aha"]
@@ -388,8 +393,7 @@ def _write_bundle(data: dict, target: Target, old: dict, new: dict, make_diff: b
             store.atomic_write(os.path.join(bundle, "backport.patch"),
                                patch.encode("utf-8", "surrogateescape"))
             data["patch"] = os.path.join(bundle, "backport.patch")
-    manifest = {"schema": 1, "ts": model.iso(), **{k: v for k, v in data.items()
-                                                    if k not in ("warnings",)}}
+    manifest = {"schema": 1, "ts": model.iso(), **data}
     store.atomic_write(os.path.join(bundle, "manifest.json"),
                        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     store.atomic_write(os.path.join(bundle, "README.md"), _readme(data))
@@ -466,9 +470,9 @@ def inspect(stores, skill_path: str, backport_id: Optional[str] = None,
     cards = stores.folded("cards")
     records = {r.get("backport_id") or r.get("id"): r for r in stores.project.load("backports")}
     ref_text = read_text(target.ref, "backport-inspect")
-    found = scan(ref_text or "", target.rel(target.ref))
+    found = scan(ref_text or "", target.ref)
     pointer = [b for b in scan(read_text(target.skill_md, "backport-inspect") or "",
-                               target.rel(target.skill_md)) if b.kind == "backport"]
+                               target.skill_md) if b.kind == "backport"]
     header = [b for b in found if b.kind == "aha-header"]
     blocks = []
     for b in found:
@@ -506,26 +510,25 @@ def remove(memory: Memory, skill_path: str, backport_id: Optional[str] = None,
     if bool(backport_id) == bool(aha_id):
         raise UsageError(f"{command}: give exactly one of --backport-id or --aha-id "
                          "(see `backport-inspect`)")
-    ref_rel, skill_rel = target.rel(target.ref), target.rel(target.skill_md)
     old = {target.ref: read_text(target.ref, command),
            target.skill_md: read_text(target.skill_md, command) or ""}
     ref = old[target.ref] or ""
-    chosen = [b for b in scan(ref, ref_rel) if b.kind == "aha" and (
+    chosen = [b for b in scan(ref, target.ref) if b.kind == "aha" and (
         b.attrs.get("backport") == backport_id if backport_id else b.attrs.get("id") == aha_id)]
     for b in reversed(chosen):
         ref = cut(ref, b)
     new = {target.ref: ref, target.skill_md: old[target.skill_md]}
-    left = [b.attrs.get("id") for b in scan(ref, ref_rel) if b.kind == "aha"]
+    left = [b.attrs.get("id") for b in scan(ref, target.ref) if b.kind == "aha"]
     delete, rmdir = False, False
     if chosen and not left:
-        headers = [b for b in scan(ref, ref_rel) if b.kind == "aha-header"]
+        headers = [b for b in scan(ref, target.ref) if b.kind == "aha-header"]
         for b in reversed(headers):
             ref = cut(ref, b)
         delete = any(h.attrs.get("file") == "created" for h in headers) and not ref.strip()
         rmdir = delete and any(h.attrs.get("dir") == "created" for h in headers)
         new[target.ref] = None if delete else ref
         skill = new[target.skill_md]
-        for b in reversed([b for b in scan(skill, skill_rel) if b.kind == "backport"]):
+        for b in reversed([b for b in scan(skill, target.skill_md) if b.kind == "backport"]):
             skill = cut(skill, b)
         new[target.skill_md] = skill
     files = [{"path": target.rel(p), "change": "deleted" if new[p] is None and old[p] is not None

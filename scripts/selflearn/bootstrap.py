@@ -8,7 +8,7 @@ already ignores it or the user said ``init --no-gitignore``.
 import os
 from typing import Optional
 
-from . import paths, store
+from . import store
 
 IGNORE_LINE = ".agent-skills/"
 
@@ -44,19 +44,17 @@ def ensure_gitignore(repo_root: str) -> Optional[str]:
     return path
 
 
-def ensure_store(root: str, repo_root: Optional[str], gitignore: bool = True) -> dict:
-    """Create the store folder; on first creation inside a git repo, ignore it."""
-    created = not os.path.isdir(root)
+def ensure_store(root: str, repo_root: Optional[str], gitignore: bool = True,
+                 created: Optional[bool] = None) -> dict:
+    """Create the store folder; on first creation inside a git repo, ignore it.
+
+    ``created`` says whether this command created the store (appends make the
+    folder before we get here); by default, whether the folder is missing now.
+    """
+    created = not os.path.isdir(root) if created is None else created
     os.makedirs(root, exist_ok=True)
     changed = None
     in_git = repo_root and os.path.exists(os.path.join(repo_root, ".git"))
     if gitignore and created and in_git and root.startswith(os.path.join(repo_root, ".agent-skills")):
         changed = ensure_gitignore(repo_root)
     return {"store": root, "created": created, "gitignore_updated": changed}
-
-
-def project_root_of_store(root: str) -> Optional[str]:
-    """The repo root a project store sits in, or None for a store elsewhere."""
-    marker = os.sep + os.path.join(*paths.STORE_PARTS) + os.sep
-    head, sep, _ = root.partition(marker)
-    return head if sep else None

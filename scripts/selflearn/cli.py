@@ -54,6 +54,7 @@ class Context:
         from .memory import Stores
         self.stores = Stores.resolve(self.repo_root, self.user,
                                      getattr(args, "include_global", False))
+        self.store_existed = os.path.isdir(self.stores.project.root)
 
     @property
     def memory(self):
@@ -62,7 +63,7 @@ class Context:
     def wrote(self) -> None:
         """After any write: make sure the store exists and INDEX.md is current."""
         from . import bootstrap, index
-        bootstrap.ensure_store(self.memory.root, self.repo_root)
+        bootstrap.ensure_store(self.memory.root, self.repo_root, created=not self.store_existed)
         index.refresh(self.memory, self.user)
 
 

@@ -61,7 +61,7 @@ def _assigned(label, n, check="", spaced=_IDENT, colon=True, prose=False):
 
 _HDR = r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?"""  # header separator
 _AUTH = r"\b(?i:authorization)" + _HDR
-_LABEL = r"(?<![\w.:-])[\w.-]*?"  # identifier prefix: db_, --, user. (not after ::)
+_LABEL = r"(?<![\w.:-])[\w.-]{0,64}?"  # identifier prefix: db_, --, user. (not after ::)
 _ENV = (r"(?m)^[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG|set)[ \t]+)?"
         r"(?:[A-Z0-9_]*?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|TOKEN|_PWD|"
         r"(?:API|ACCESS|PRIVATE|SECRET|SIGNING|ENCRYPTION|MASTER|AUTH|CLIENT)_?KEY)"
@@ -96,7 +96,7 @@ RULES = (
     ("npm_token", ("npm_",), r"(?<!\w)npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     ("jwt", ("eyJ",), r"(?<![\w-])eyJ[\w-]{8,}\.ey[\w-]{8,}\.[\w-]*"),
     ("password", (("://", "@"),),  # scheme://user:PASS@host
-     r"""\b[a-zA-Z][\w+.-]*://[^\s:/@"'<>]*:(?!\[REDACTED)([^\s/"'<>]+)@"""),
+     r"""\b[a-zA-Z][\w+.-]{0,30}://[^\s:/@"'<>]{0,256}:(?!\[REDACTED)([^\s/"'<>]+)@"""),
     ("bearer", ("earer", "EARER"),
      _AUTH + r"(?i:bearer)[ \t]+(?!\[REDACTED)([\w.~+/-]{4,}=*)"
      r"|\b(?i:bearer)[ \t]+(?!\[REDACTED)(?=[\w.~+/-]*\d)([\w.~+/-]{16,}=*)"),
@@ -109,7 +109,8 @@ RULES = (
      r"""\b(?i:set-cookie|cookie)(?:\\?["'])?[ \t]*:[ \t]*(?:\\?["'])?"""
      + _STOP + r"""([^\s"'\\;=]+=[^\r\n"'\\]*)"""),
     ("aws_secret_key", ("ecret", "ECRET"),
-     r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret(?:_?key)?)" + _HDR
+     r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret(?:_?key)?)"  # `aws configure set` too
+     + _HDR.replace("[:=]", "[:= ]")
      + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
     ("env_secret", ("ECRET", "ASSWORD", "ASSWD", "ASSPHRASE", "OKEN", "_PWD", "_KEY", "APIKEY"),
      _assigned(_ENV, 2, spaced=_RANDOM, colon=False)),

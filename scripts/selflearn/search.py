@@ -7,7 +7,7 @@ functions over dicts; no store access.
 
 import math
 import re
-from typing import Dict, Iterable, List, Sequence
+from typing import Dict, List, Sequence
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -71,8 +71,3 @@ def bm25(query: str, records: Sequence[dict],
                 score += idf[term] * f * (K1 + 1) / (f + K1 * (1 - B + B * length / avg))
         scores.append(round(score, 4))
     return scores
-
-
-def matches_any(tokens: Iterable[str], text: str) -> bool:
-    words = set(tokenize(text))
-    return any(t in words for t in tokens)

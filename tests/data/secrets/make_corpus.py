@@ -168,6 +168,10 @@ def positives():
     v = pick(AN, 24); add("secret", "client_secret: %s" % v, v)
     v = pick(AN, 32); add("secret", "./deploy.sh --token=%s --env prod" % v, v)
     v = pick(AN, 36); add("secret", 'apiKey = "%s"' % v, v)
+    v = pick(AN, 20) + "7"; add("password", 'DATABASES = {"default": {"USER": "app", "PASSWORD": "%s"}}' % v, v)
+    s2 = aws_secret(); add("aws_secret_key", "aws configure set aws_secret_access_key %s" % s2, s2)
+    v = "ya29." + pick(URL, 60); add("secret", '{"access_token": "%s", "token_type": "Bearer", "expires_in": 3599}' % v, v)
+    v = pick(AN, 30) + "8"; add("secret", "  refresh_token: %s" % v, v)
     # secrets inside serialized JSON strings
     v = pick(AN, 15)
     add("json_embedded", json.dumps({"tool_input": {"content": json.dumps({"db": {"password": v}})}}), v)
@@ -260,6 +264,17 @@ def negatives():
     add("git remote", "origin\thttps://github.com/acme/app.git (fetch)")
     add("uuid env", "SESSION_ID=%s" % uuid.UUID(int=R.getrandbits(128)))
     add("ordinary key-value", "timeout: 30\nretries: 5\nregion: us-east-1\nbucket: my-app-assets")
+    add("getpass prompt", "def unix_getpass(prompt='Password: ', stream=None):")
+    add("string concat", 'print("shlex: token=" + repr(raw))\nprint("Token: " + repr(tt))')
+    add("arn", '"Resource": "arn:aws:secretsmanager:*:*:secret:AmazonSageMaker-*"')
+    add("paginator", '"list_trials": {"input_token": "NextToken", "output_token": "NextToken", "limit_key": "MaxResults"}')
+    add("pydantic", "class User(BaseModel):\n    username: str\n    password: SecretStr")
+    add("markdown code", "* `npm profile set password`: Prompts for your password.")
+    add("cfn map", '"AWS::ApiGateway::ApiKey": "%s",\n"AWS::IAM::AccessKey": "%s"' % (hexs(16), hexs(16)))
+    add("enum constants", 'class Auth(str, Enum):\n    NOPASSWORD = "no-password-required"\n    PUBLIC_KEY_OR_PASSWORD = "PUBLIC_KEY_OR_PASSWORD"')
+    add("constant names", "ACCESS_KEY = 'AWSAccessKeyId'\nSECRET_KEY = 'AWS_SECRET_ACCESS_KEY'\nTOKEN = 'aws_session_token'")
+    add("kwargs", "backend.list_trials(NextToken=NextToken, MaxResults=MaxResults)\nconfirm(user, password=new_password)")
+    add("annotations", "def send(self, context: RequestContext, task_token: TaskToken, **kwargs):")
     add("long word list", " ".join(R.choice(["alpha", "beta", "gamma", "tokenize", "password-less", "secretary"]) for _ in range(40)))
     return N
 
