@@ -183,6 +183,25 @@ def test_one_megabyte_with_a_trigger():
     assert "AKIA" not in out and len(out) < len(text) + 20
 
 
+@pytest.mark.parametrize("text", [
+    "a." * 100000 + " ://x@y", "a-" * 100000 + " ://x@y", "password=" * 20000,
+    "token: ab1 " * 20000, ("-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 64 + "\n") * 2000,
+    "sk-" * 100000, "Bearer " * 50000, "Authorization: " * 20000, "Cookie: a=" * 20000,
+    "API_KEY=\n" * 20000, "A" * 100000 + "_TOKEN=x", "my_" * 100000 + "secret",
+    "password is " * 20000, 'password: "' + "a" * 100000, "AKIA" * 100000,
+    "https://" + "u" * 100000 + ":" + "p" * 100000, "http://a:b " * 20000 + "@",
+], ids=lambda t: repr(t[:12]))
+def test_pathological_inputs_stay_linear(text):
+    """Each finishes in milliseconds; a quadratic pattern would take seconds here."""
+    out = R.redact_text(text)
+    assert R.redact_text(out) == out
+
+
+def test_marker_next_to_token_is_clean():
+    out = R.redact_text("password: abc-ghp_" + "a1B2" * 9)
+    assert out == "password: [REDACTED:password][REDACTED:github_token]"
+
+
 # --- property tests (optional) -------------------------------------------------
 
 try:

@@ -40,7 +40,7 @@ def _quoted(n, check):
 
 def _value(n, check=""):
     """A quoted value or a bare one that does not look like code."""
-    bare = _STOP + _CODE + check + r"""([^\s"'`\\,;&)}\]]{%d,})""" % n
+    bare = _STOP + _CODE + check + r"""([^\s"'`\\,;&)}\[\]]{%d,})""" % n
     return "(?:" + _quoted(n, check) + "|" + bare + ")"
 
 
