@@ -1,13 +1,11 @@
 #!/usr/bin/env python3
 """self-learning-skills command line: `python3 scripts/self_learning.py --help`.
 
-Thin on purpose: `hook` goes straight to the observation path (no argparse,
-no json, no re) so agents' hooks stay fast; everything else goes to the CLI.
+Thin on purpose: `hook` goes straight to the observation path (no os,
+argparse, json or re) so agents' hooks stay fast; everything else goes to the
+CLI. Python puts this file's folder first on sys.path, so `selflearn` imports.
 """
-import os
 import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["hook"]:

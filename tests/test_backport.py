@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from selflearn import backport, cli
+from selflearn import backport, cli, skillblocks
 from selflearn import store as jsonl
 
 SKILL_TEXT = b"---\nname: demo-skill\ndescription: a demo\n---\n# Demo\n\nDo the thing.\n"
@@ -221,7 +221,7 @@ def test_hostile_card_text_cannot_form_markers_headings_html_or_fences(run, seed
     assert code == 0, err
     text = (skill / REF).read_text()
     markers = [line for line in text.splitlines() if line.startswith("<!--")]
-    assert len(markers) == 6 and all(backport.MARKER.match(m) for m in markers)
+    assert len(markers) == 6 and all(skillblocks.MARKER.match(m) for m in markers)
     body = text[text.index("id=aha_evil"):text.index("<!-- self-learning:aha:start id=aha_ok")]
     body = body.split("\n", 1)[1].rsplit("<!-- self-learning:aha:end -->", 1)[0]
     assert "<" not in body and ">" not in body
@@ -242,7 +242,7 @@ def test_hostile_card_text_cannot_form_markers_headings_html_or_fences(run, seed
     ("plain text", "plain text"), ("+ x", "\\+ x"),
 ])
 def test_escape(raw, expected):
-    assert backport.escape(raw) == expected
+    assert skillblocks.escape(raw) == expected
 
 
 # --- refusals ------------------------------------------------------------------------------------
@@ -535,8 +535,8 @@ def test_skill_name_falls_back_to_the_folder_name(run, seed, skill):
 
 
 def test_read_and_write_failures_are_one_line(run, seed, skill, tmp_path, monkeypatch):
-    with pytest.raises(backport.SelfLearningError) as info:
-        backport.read_text(str(tmp_path), "backport-inspect")
+    with pytest.raises(skillblocks.SelfLearningError) as info:
+        skillblocks.read_text(str(tmp_path), "backport-inspect")
     assert str(info.value) == f"backport-inspect: cannot read {tmp_path}: Is a directory"
     seed(card("aha_one"))
 

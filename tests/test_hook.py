@@ -97,7 +97,7 @@ def test_hook_path_imports_stay_small(store):
     probe = ("import sys, io; sys.path.insert(0, %r); sys.argv = ['x', 'hook'];"
              "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
              "from selflearn import hook; hook.main(['--agent', 'claude']);"
-             "print(sorted(m for m in ('json', 're', 'argparse', 'typing', 'hashlib', 'datetime',"
+             "print(sorted(m for m in ('os', 'json', 're', 'argparse', 'typing', 'hashlib', 'datetime',"
              "'selflearn.cli', 'selflearn.model') if m in sys.modules))"
              % (str(REPO / "scripts"), str(REAL / "PostToolUse.json")))
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True,

@@ -1,33 +1,25 @@
 """Graduation into a skill folder: ``export-backport``, ``backport-inspect``, ``backport-remove``.
 
-Owns the blocks this tool writes into a skill: one block per card in
-``references/self-learning-aha.md`` (after a header block) and one pointer
-block in ``SKILL.md``, each between ``<!-- self-learning:<kind>:start … -->``
-and ``<!-- self-learning:<kind>:end -->`` lines. Invariants: writes stay
-inside the skill folder (real paths checked); a block is added, replaced or
-cut by its exact span, and a ``pad=N`` attribute remembers the newlines we
-added before it, so every other byte survives; card text is escaped so it
-can never form a marker, heading, HTML or a fence; every export leaves a
-bundle and a ``backports.jsonl`` line. Must not import cli.
+Owns the workflows: which cards may go, the plan for ``references/self-learning-aha.md``
+(a header block, then one block per card) and the pointer block in ``SKILL.md``,
+the export bundle, and cutting blocks back out. The block format and the
+write containment live in ``skillblocks``. Invariants: every export leaves a
+bundle and a ``backports.jsonl`` line; nothing outside the planned blocks
+changes. Must not import cli.
 """
 
 import difflib
-import hashlib
 import json
 import os
-import re
-from typing import Dict, List, Optional, Tuple
+from typing import Container, Dict, List, Optional, Tuple
 
 from . import model, store
 from .errors import SelfLearningError, UsageError
 from .memory import Memory
+from .skillblocks import (ID_OK, REF_NAME, Target, append_block, block, cut, read_text,
+                          render_card, scan, sha, write_text)
 
 SCRIPT = "python3 scripts/self_learning.py"
-REF_NAME = "self-learning-aha.md"
-ID_OK = re.compile(r"^[A-Za-z0-9_.:-]+$")
-MARKER = re.compile(r"^<!-- self-learning:(aha|aha-header|backport):(start|end)"
-                    r"((?: [a-z]+=[^\s<>]+)*) -->[ \t]*$")
-_LEAD = re.compile(r"[#>+*=_~`|\[-]|\d+[.)]")
 HEADER_BODY = (
     "# Lessons learned in use\n\n"
     "Each lesson below proved itself in real runs and was graduated from a self-learning\n"
@@ -38,186 +30,13 @@ HEADER_BODY = (
 POINTER_BODY = (
     "Lessons proven in past runs: read [references/self-learning-aha.md]"
     "(references/self-learning-aha.md) when a task matches one of its \"When to use\" lines.\n")
-TEXT_FIELDS = (("when_to_use", "When to use"), ("problem", "Problem"))
-LIST_FIELDS = (("solution_steps", "Steps"), ("gotchas", "Gotchas"), ("evidence", "Evidence"),
-               ("links", "Links"))
-
-
-# --- markdown: escaping, rendering, marker blocks ------------------------------------------
-
-def escape(value) -> str:
-    """One line of inline text that cannot start a block or hold raw HTML or a marker."""
-    text = " ".join(str(value).split()).replace("<", "&lt;").replace(">", "&gt;")
-    lead = _LEAD.match(text)
-    return text[:lead.end() - 1] + "\\" + text[lead.end() - 1:] if lead else text
-
-
-def _items(value) -> List[str]:
-    values = value if isinstance(value, list) else [value] if value else []
-    return [str(v) for v in values if str(v).strip()]
-
-
-def render_card(card: dict) -> str:
-    """The body of a card block; only content fields, so a status change keeps it stable."""
-    lines = [f"### {escape(card.get('title') or card['id'])}", ""]
-    lines += [f"- **{label}:** {escape(card[key])}" for key, label in TEXT_FIELDS
-              if str(card.get(key) or "").strip()]
-    for key, label in LIST_FIELDS:
-        items = _items(card.get(key))
-        if items:
-            lines.append(f"- **{label}:**")
-            lines += [f"  {n}. {escape(i)}" if key == "solution_steps" else f"  - {escape(i)}"
-                      for n, i in enumerate(items, 1)]
-    return "\n".join(lines).rstrip("\n") + "\n\n"
-
-
-def sha(body: str) -> str:
-    return hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-
-
-def block(kind: str, attrs: Dict[str, str], body: str) -> str:
-    head = " ".join(f"{k}={v}" for k, v in attrs.items())
-    return f"<!-- self-learning:{kind}:start {head} -->\n{body}<!-- self-learning:{kind}:end -->\n"
-
-
-class Block:
-    """A managed block found in a file: its kind, attributes, byte span and body."""
-
-    def __init__(self, kind: str, attrs: Dict[str, str], start: int, end: int, body: str,
-                 line: int):
-        self.kind, self.attrs, self.start, self.end = kind, attrs, start, end
-        self.body, self.line = body, line
-
-
-def scan(text: str, where: str) -> List[Block]:
-    """Every managed block in ``text``, in order; a marker without its partner is an error."""
-    blocks: List[Block] = []
-    opened = None
-    pos = 0
-    for number, raw in enumerate(text.split("\n"), 1):
-        start, pos = pos, pos + len(raw) + 1
-        found = MARKER.match(raw.rstrip("\r"))
-        if not found:
-            continue
-        kind, edge = found.group(1), found.group(2)
-        if edge == "start" and opened is None:
-            attrs = dict(a.split("=", 1) for a in found.group(3).split())
-            opened = (kind, attrs, start, min(pos, len(text)), number)
-        elif edge == "end" and opened is not None and opened[0] == kind:
-            blocks.append(Block(kind, opened[1], opened[2], min(pos, len(text)),
-                                text[opened[3]:start], opened[4]))
-            opened = None
-        else:
-            raise SelfLearningError(
-                f"{where}:{number}: unexpected self-learning:{kind}:{edge} marker; fix the "
-                "markers by hand (backups sit in the export bundles), then run it again")
-    if opened is not None:
-        raise SelfLearningError(
-            f"{where}:{opened[4]}: self-learning:{opened[0]}:start has no end marker; fix the "
-            "markers by hand (backups sit in the export bundles), then run it again")
-    return blocks
-
-
-def _append(text: str, kind: str, attrs: Dict[str, str], body: str) -> str:
-    """``text`` with a block at its end, after a blank line; ``pad`` records what we added."""
-    pad = 0 if not text or text.endswith("\n\n") else 1 if text.endswith("\n") else 2
-    if pad:
-        attrs = {**attrs, "pad": str(pad)}
-    return text + "\n" * pad + block(kind, attrs, body)
-
-
-def cut(text: str, found: Block) -> str:
-    """``text`` without the block and the padding we put before it."""
-    start = found.start
-    pad = int(found.attrs["pad"]) if found.attrs.get("pad", "").isdigit() else 0
-    if pad and text[max(0, start - pad):start] == "\n" * pad:
-        start -= pad
-    return text[:start] + text[found.end:]
-
-
-# --- the skill folder ----------------------------------------------------------------------
-
-class Target:
-    """A skill folder and the real paths of the files the tool may write in it."""
-
-    def __init__(self, command: str, skill_path: str):
-        self.command = command
-        self.root = os.path.realpath(os.path.expanduser(skill_path))
-        if not os.path.isdir(self.root):
-            raise UsageError(f"{command}: --skill-path {skill_path} is not a directory; point it "
-                             "at a skill folder (the one holding SKILL.md)")
-        if not os.path.lexists(os.path.join(self.root, "SKILL.md")):
-            raise UsageError(f"{command}: {self.root} has no SKILL.md; point --skill-path at a "
-                             "skill folder (the one holding SKILL.md)")
-        self.skill_md = self._inside(os.path.join(self.root, "SKILL.md"), file=True)
-        self.ref_dir = self._inside(os.path.join(self.root, "references"), file=False)
-        self.ref = self._inside(os.path.join(self.ref_dir, REF_NAME), file=True)
-        self.name = _skill_name(read_text(self.skill_md, command)) or os.path.basename(self.root)
-        self.git_top = _git_top(self.root)
-
-    def _inside(self, path: str, file: bool) -> str:
-        real = os.path.realpath(path)
-        if os.path.commonpath([real, self.root]) != self.root:
-            raise UsageError(f"{self.command}: {path} leads to {real}, outside the skill folder "
-                             f"{self.root}; refusing to touch it (replace the link with a real "
-                             f"{'file' if file else 'folder'})")
-        if os.path.exists(real) and (os.path.isfile(real) != file):
-            raise UsageError(f"{self.command}: {path} is not a {'file' if file else 'folder'}; "
-                             "move it aside and run it again")
-        return real
-
-    def rel(self, real: str) -> str:
-        return os.path.relpath(real, self.root).replace(os.sep, "/")
-
-    def repo_rel(self, real: str) -> str:
-        return os.path.relpath(real, self.git_top or self.root).replace(os.sep, "/")
-
-
-def _skill_name(text: str) -> Optional[str]:
-    """``name:`` from the SKILL.md front matter, if any."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        return None
-    for line in lines[1:]:
-        if line.strip() == "---":
-            break
-        if line.startswith("name:"):
-            return line[5:].strip().strip("'\"") or None
-    return None
-
-
-def _git_top(root: str) -> Optional[str]:
-    here = root
-    while not os.path.exists(os.path.join(here, ".git")):
-        if os.path.dirname(here) == here:
-            return None
-        here = os.path.dirname(here)
-    return here
-
-
-def read_text(path: str, command: str) -> Optional[str]:
-    """A file's text with every byte kept (invalid UTF-8 round-trips), or None when absent."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise SelfLearningError(f"{command}: cannot read {path}: {exc.strerror}") from None
-
-
-def write_text(path: str, text: str) -> None:
-    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
-    store.atomic_write(path, text.encode("utf-8", "surrogateescape"))
-    if mode is not None:
-        os.chmod(path, mode)
 
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in text).strip(".-")[:48] or "skill"
 
 
-def new_id(prefix: str, taken=()) -> str:
+def new_id(prefix: str, taken: Container[str] = ()) -> str:
     """``<prefix>_<UTC second>_<6 hex>``, in the same shape as record ids."""
     stamp = model.iso().replace("-", "").replace(":", "")
     while True:
@@ -274,7 +93,7 @@ def plan_reference(text: Optional[str], cards: List[dict], bid: str, target: Tar
         attrs = {"backport": bid, "file": "created" if text is None else "existing"}
         if not os.path.isdir(target.ref_dir):
             attrs["dir"] = "created"
-        new, header = _append(new, "aha-header", attrs, HEADER_BODY), "added"
+        new, header = append_block(new, "aha-header", attrs, HEADER_BODY), "added"
     for card in cards:
         blocks = scan(new, target.ref)
         body = render_card(card)
@@ -297,7 +116,7 @@ def plan_reference(text: Optional[str], cards: List[dict], bid: str, target: Tar
             new = new[:at] + block("aha", attrs, body) + new[at:]
             actions[card["id"]] = "added"
         else:
-            new = _append(new, "aha", attrs, body)
+            new = append_block(new, "aha", attrs, body)
             actions[card["id"]] = "added"
     return new, actions, header
 
@@ -305,7 +124,7 @@ def plan_reference(text: Optional[str], cards: List[dict], bid: str, target: Tar
 def plan_skill(text: str, bid: str, where: str) -> Tuple[str, str]:
     if any(b.kind == "backport" for b in scan(text, where)):
         return text, "present"
-    return _append(text, "backport", {"id": bid}, POINTER_BODY), "added"
+    return append_block(text, "backport", {"id": bid}, POINTER_BODY), "added"
 
 
 def _lines(text: str) -> List[str]:

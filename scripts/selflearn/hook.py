@@ -6,16 +6,16 @@ inject context, never let an internal error reach the agent (it goes to
 4 KiB and appended with one locked ``write()``. The kill switch
 (``SELF_LEARNING_DISABLE=1`` or the ``disabled`` marker) turns it into a no-op.
 
-Import budget: ``sys``, ``os``, ``time`` and the hook-path modules ``paths``,
-``store``, ``fastjson``, ``observe`` (+ ``redact``); no ``argparse``,
-``json``, ``re`` or ``typing``.
+Import budget: ``sys``, ``time`` and the hook-path modules ``paths``,
+``store``, ``fastjson``, ``posixfs``, ``observe`` (+ ``redact``); no ``os``
+(1 ms), ``argparse``, ``json``, ``re`` or ``typing``.
 """
 
-import os
 import sys
 import time
 
 from . import fastjson, paths, store
+from . import posixfs as fs
 
 MAX_STDIN = 32 * 1024 * 1024
 MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append size
@@ -38,12 +38,12 @@ def _parse_args(argv: list) -> dict:
 
 
 def _repo_root() -> str:
-    explicit = os.environ.get("SELF_LEARNING_REPO_ROOT")
+    explicit = fs.env("SELF_LEARNING_REPO_ROOT")
     if explicit:
         return paths.find_repo_root(explicit)
     for var in PROJECT_DIR_VARS:
-        if os.environ.get(var):
-            return paths.find_repo_root(cwd=os.environ[var])
+        if fs.env(var):
+            return paths.find_repo_root(cwd=fs.env(var))
     return paths.find_repo_root(script=__file__)
 
 
@@ -52,7 +52,7 @@ def _stamp() -> str:
 
 
 def _new_id(prefix: str) -> str:
-    return f"{prefix}_{_stamp().replace('-', '').replace(':', '')}_{os.urandom(3).hex()}"
+    return f"{prefix}_{_stamp().replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}"
 
 
 def fit_record(record: dict) -> bytes:
@@ -84,7 +84,7 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str) -> None:
     if obs is None:
         return
     record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
-    store.append_bytes(os.path.join(store_dir, paths.FILES["observations"]), fit_record(record))
+    store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), fit_record(record))
 
 
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
@@ -94,7 +94,7 @@ def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
         message = redact.redact_text(f"{type(exc).__name__}: {exc}")[:500]
         record = {"v": 1, "ts": _stamp(), "where": "hook", "agent": opts.get("agent", "auto"),
                   "event": opts.get("event", ""), "error": message}
-        store.append_bytes(os.path.join(store_dir, "errors.jsonl"), store.encode(record))
+        store.append_bytes(fs.join(store_dir, "errors.jsonl"), store.encode(record))
     except Exception:  # noqa: BLE001 - the agent must never see our failure
         pass
 

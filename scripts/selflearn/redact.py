@@ -59,8 +59,8 @@ def _assigned(label, n, check="", spaced=_IDENT, colon=True, prose=False):
     return label + _Q + "(?:" + "|".join(alts) + ")"
 
 
-_HDR = r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?"""  # header separator
-_AUTH = r"\b(?i:authorization)" + _HDR
+_SEP = r"""(?:\\?["'])?[ \t]*%s[ \t]*(?:\\?["'])?"""  # key separator, maybe quoted
+_AUTH = r"\b(?i:authorization)" + _SEP % "[:=]"
 _LABEL = r"(?<![\w.:-])[\w.-]{0,64}?"  # identifier prefix: db_, --, user. (not after ::)
 _ENV = (r"(?m)^[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG|set)[ \t]+)?"
         r"(?:[A-Z0-9_]*?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|TOKEN|_PWD|"
@@ -74,6 +74,7 @@ _PEM = r"-----%s[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
 # capturing groups, the group that matched is the secret; otherwise the whole
 # match is.  A tuple trigger means "all of these substrings".
 RULES = (
+    # -- secret-shaped values: recognised by their own prefix and length --
     ("private_key", ("-----BEGIN",),  # body must follow, so prose naming it survives
      "(?s)" + _PEM % "BEGIN" + r"(?=(?:\s|\\[rn])+(?:[A-Za-z0-9+/=]{16}|Proc-Type:"
      r"|Comment:|Version:))(?:.*?" + _PEM % "END" + r"|.*\Z)"),
@@ -95,6 +96,7 @@ RULES = (
     ("google_api_key", ("AIza",), r"(?<![\w-])AIza[\w-]{35}(?![\w-])"),
     ("npm_token", ("npm_",), r"(?<!\w)npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     ("jwt", ("eyJ",), r"(?<![\w-])eyJ[\w-]{8,}\.ey[\w-]{8,}\.[\w-]*"),
+    # -- values recognised by where they sit: URLs, HTTP headers --
     ("password", (("://", "@"),),  # scheme://user:PASS@host
      r"""\b[a-zA-Z][\w+.-]{0,30}://[^\s:/@"'<>]{0,256}:(?!\[REDACTED)([^\s/"'<>]+)@"""),
     ("bearer", ("earer", "EARER"),
@@ -108,22 +110,24 @@ RULES = (
     ("cookie", ("ookie", "OOKIE"),
      r"""\b(?i:set-cookie|cookie)(?:\\?["'])?[ \t]*:[ \t]*(?:\\?["'])?"""
      + _STOP + r"""([^\s"'\\;=]+=[^\r\n"'\\]*)"""),
+    # -- labelled values: .env lines, config keys, CLI flags, prose --
     ("aws_secret_key", ("ecret", "ECRET"),
-     r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret(?:_?key)?)"  # `aws configure set` too
-     + _HDR.replace("[:=]", "[:= ]")
-     + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+     r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret(?:_?key)?)"
+     + _SEP % "[:= ]" + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),  # also `aws configure set`
     ("env_secret", ("ECRET", "ASSWORD", "ASSWD", "ASSPHRASE", "OKEN", "_PWD", "_KEY", "APIKEY"),
      _assigned(_ENV, 2, spaced=_RANDOM, colon=False)),
-    ("password", ("assword", "ASSWORD", "asswd", "ASSWD", "assphrase"),
+    ("password", ("assword", "ASSWORD", "asswd", "ASSWD", "assphrase", "ASSPHRASE"),
      _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True)),
     ("secret", ("ecret", "ECRET", "oken", "OKEN", "pi_key", "pi-key", "piKey", "pikey",
-                "PI_KEY", "PIKEY", "ccess_key", "ccessKey", "rivate_key", "rivateKey"),
+                "PI_KEY", "PIKEY", "ccess_key", "ccessKey", "CCESS_KEY", "rivate_key",
+                "rivateKey", "RIVATE_KEY"),
      _assigned(_LABEL + "(?i:secret|token|api[_-]?key|access[_-]?key|private[_-]?key)",
                8, check=_RANDOM, prose=True)),
 )
 
 
 def _hit(text, triggers):
+    """True when any trigger (a tuple trigger: all of its parts) occurs in ``text``."""
     for t in triggers:
         if t in text if t.__class__ is str else all(x in text for x in t):
             return True
@@ -154,7 +158,7 @@ def _compiled(i):
 
 def redact_text(text):
     """Return ``text`` with every recognised secret value replaced by ``[REDACTED:<kind>]``."""
-    if not text or text.__class__ is not str:
+    if not text or not isinstance(text, str):
         return text
     out = text
     for i, rule in enumerate(RULES):
@@ -181,6 +185,7 @@ settings end differently (``max_tokens``, ``token_count``, ``tokenizer``,
 
 
 def _secret_key(key):
+    """True when dict ``key`` names a secret (see ``_KEY_SUFFIXES``)."""
     if key.__class__ is not str:
         return False
     norm = key.lower().replace("-", "").replace("_", "")
@@ -195,13 +200,12 @@ def redact(obj):
     A non-empty string under a secret-naming key becomes ``[REDACTED:key]``;
     other strings go through ``redact_text``; other scalars are kept.
     """
-    cls = obj.__class__
-    if cls is str:
-        return redact_text(obj)
+    if isinstance(obj, str):
+        return redact_text(str(obj))
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
-            if (v.__class__ is str and v and not v.startswith("[REDACTED:")
+            if (isinstance(v, str) and v and not v.startswith("[REDACTED:")
                     and _secret_key(k)):
                 out[k] = "[REDACTED:key]"
             else:
@@ -211,6 +215,4 @@ def redact(obj):
         return [redact(v) for v in obj]
     if isinstance(obj, tuple):
         return tuple(redact(v) for v in obj)
-    if isinstance(obj, str):
-        return redact_text(str(obj))
     return obj

@@ -1,0 +1,32 @@
+"""posixfs behaves like os.path / os on the paths the tool meets."""
+import os
+import posixpath
+
+from hypothesis import given, strategies as st
+
+from selflearn import posixfs as fs
+
+PARTS = st.sampled_from(["", "/", "//", "a", "b.c", ".", "..", "~", "~x", "a/b", "/a/", "x//y/"])
+PATHS = st.lists(PARTS, max_size=5).map("".join)
+
+
+@given(PATHS, PATHS)
+def test_matches_posixpath(a, b):
+    assert fs.join(a, b) == posixpath.join(a, b)
+    assert fs.dirname(a) == posixpath.dirname(a)
+    assert fs.basename(a) == posixpath.basename(a)
+    assert fs.normpath(a) == posixpath.normpath(a)
+    assert fs.abspath(a) == posixpath.abspath(a)
+    assert fs.expanduser(a) == posixpath.expanduser(a)
+
+
+def test_env_exists_isdir_makedirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("SL_PROBE", "välue")
+    assert fs.env("SL_PROBE") == "välue" and fs.env("SL_MISSING", "d") == "d"
+    deep = str(tmp_path / "a" / "b" / "c")
+    fs.makedirs(deep)
+    fs.makedirs(deep)
+    assert fs.isdir(deep) and fs.exists(deep) and not fs.exists(deep + "/nope")
+    (tmp_path / "f").write_text("x")
+    assert not fs.isdir(str(tmp_path / "f")) and fs.exists(str(tmp_path / "f"))
+    assert fs.getcwd() == os.getcwd()
