@@ -1,0 +1,81 @@
+"""Fingerprints of failures: the same mistake looks the same across sessions.
+
+Owns: normalizing an error head (paths, temp names, timestamps, UUIDs, hex,
+numbers and quoted values become placeholders), picking its most telling
+line, and the fingerprint ``kind|tool|family|normalized line`` with its short
+digest. Pure functions, no I/O; used by ``mine``. Must not import cli.
+Changing a rule changes fingerprints, so mined cards made before the change
+start new clusters; note such changes in references/LEARNING.md.
+"""
+
+import hashlib
+import re
+
+# Order matters: a rule must not see what an earlier one already replaced.
+_RULES = (
+    (re.compile(r"</?tool_use_error>"), ""),
+    (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`|\u2018[^\u2019\n]{0,200}\u2019"),
+     "<X>"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+     "<uuid>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+                r"(?:Z|[+-]\d{2}:?\d{2})?)?\b|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
+    (re.compile(r"(?:[A-Za-z]:\\|~/|\.{1,2}/)[^\s:'\"`,;()\[\]{}<>]*|/[^\s:'\"`,;()\[\]{}<>]+"
+                r"|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
+    (re.compile(r"\btmp[._-]?(?=[A-Za-z_]*\d)[A-Za-z0-9_]{5,}\b"), "<tmp>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"), "<hex>"),
+    (re.compile(r"(?<![A-Za-z<])\d+(?:\.\d+)*"), "<n>"),
+)
+# A line naming an error beats one that only gives context ("To github.com:...").
+_STRONG = re.compile(r"\w*(?:error|exception)\b\s*[:!]|^\s*(?:fatal|error|err!)\b|npm err!",
+                     re.I)
+_WEAK = re.compile(r"not found|no such|cannot|can't|could not|couldn't|failed|failure|denied|"
+                   r"refused|invalid|unknown|missing|unable|timed out|timeout|panic|abort|"
+                   r"unrecognized|not allowed|permission", re.I)
+
+
+def normalize(text: str) -> str:
+    """``text`` with its variable parts as placeholders, whitespace collapsed."""
+    for pattern, placeholder in _RULES:
+        text = pattern.sub(placeholder, text)
+    return " ".join(text.split())
+
+
+def key_line(error: str) -> str:
+    """The most telling line of an error head: the first naming an error, else the first."""
+    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
+    lines = [line for line in lines if line not in ("<tool_use_error>", "</tool_use_error>")]
+    for pattern in (_STRONG, _WEAK):
+        for line in lines:
+            if pattern.search(line):
+                return line
+    return lines[0] if lines else ""
+
+
+def command_word(obs: dict) -> str:
+    """What ran: the shell family (``npm test``), an MCP family, else the tool name."""
+    return str(obs.get("family") or obs.get("tool") or "?")
+
+
+def of_failure(obs: dict):
+    """``(fingerprint text, digest, raw key line)`` of one tool_failure observation."""
+    raw = key_line(str(obs.get("error") or ""))
+    head = normalize(raw)[:200] or f"exit code {obs.get('exit_code', '?')}"
+    text = "|".join((str(obs.get("tool_kind") or "other"), str(obs.get("tool") or "?"),
+                     str(obs.get("family") or ""), head))
+    return text, digest(text), raw
+
+
+def digest(text: str) -> str:
+    """12 hex digits of the SHA-256 of a lower-cased fingerprint: short, stable, case-blind."""
+    return hashlib.sha256(text.lower().encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def head_of(text: str) -> str:
+    """The normalized error part of a fingerprint text."""
+    return text.split("|", 3)[-1]
+
+
+def normalize_args(args: str) -> str:
+    """A command with its variable parts as placeholders, to tell variants from retries."""
+    return normalize(args or "")
