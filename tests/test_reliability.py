@@ -38,6 +38,22 @@ def test_sixteen_writers_five_hundred_records_each(tmp_path):
     assert len(ids) == len(set(ids)) == 16 * 500
 
 
+def test_record_command_in_parallel(tmp_path, repo, store):
+    """Whole `record` commands racing on one store keep every card and a readable INDEX.md."""
+    script = str(SCRIPTS / "self_learning.py")
+    procs = [subprocess.Popen([sys.executable, script, "record"], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+             for _ in range(8)]
+    for n, p in enumerate(procs):  # feed all first, so the writers really overlap
+        p.stdin.write(('{"aha_cards": [{"title": "card %d", "problem": "%s"}]}'
+                       % (n, "p" * 5000 * n)).encode())
+        p.stdin.close()
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    records, problems = jsonl.read(str(store / "aha_cards.jsonl"))
+    assert problems == [] and sorted(r["title"] for r in records) == [f"card {n}" for n in range(8)]
+    assert (store / "INDEX.md").read_text().startswith("# Self-learning memory")
+
+
 KILLED = """
 import os, sys
 sys.path.insert(0, {scripts!r})

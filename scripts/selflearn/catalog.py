@@ -15,7 +15,11 @@ DAY = 86400.0
 
 
 def _public(record: dict) -> dict:
+    """A folded record without bookkeeping keys, with its defaults and origin."""
     out = {k: v for k, v in record.items() if not k.startswith("_")}
+    out.setdefault("status", "proposed")
+    out.setdefault("primary_skill", "unknown")
+    out.setdefault("scope", "project")
     out["store"] = record.get("_store", "project")
     out["created"] = record.get("_first_ts") or record.get("ts", "")
     out["versions"] = record.get("_versions", 1)
@@ -28,9 +32,6 @@ def card_views(stores: Stores, counts: Optional[Dict[str, Dict[str, int]]] = Non
     views = []
     for card in stores.folded("cards").values():
         view = _public(card)
-        view.setdefault("status", "proposed")
-        view.setdefault("primary_skill", "unknown")
-        view.setdefault("scope", "project")
         mine = counts.get(card["id"], {})
         view["score"], view["score_explained"] = score.score(view, mine)
         view["signals"] = mine
@@ -57,9 +58,6 @@ def rec_views(stores: Stores, stale_days: float, now: float) -> List[dict]:
     views = []
     for rec in stores.folded("recs").values():
         view = _public(rec)
-        view.setdefault("status", "proposed")
-        view.setdefault("primary_skill", "unknown")
-        view.setdefault("scope", "project")
         view["status"] = model.normalize_status(view["status"])
         view["priority"] = model.priority_of(view)
         touch = last_touch(view, touched)
