@@ -113,6 +113,7 @@ def _run_paths(ctx: Context) -> Tuple[dict, List[str]]:
             "quarantine": os.path.join(root, "quarantine"),
             "errors_log": os.path.join(root, "errors.jsonl"),
             "ingest_state": os.path.join(root, "ingest_state.json"),
+            "mine_state": os.path.join(root, "mine_state.json"),
             "backups": os.path.join(root, "backups"),
             "exports": os.path.join(root, "exports"),
             "config": paths.config_file(ctx.repo_root),
@@ -413,9 +414,9 @@ BUNDLES = ("bundles: <store>/exports/backports/<skill>_<backport id>/ (manifest.
            "Markers and fields: references/FORMAT.md.")
 
 
-def _warn(warnings: List[str]) -> None:
-    for warning in warnings:
-        sys.stderr.write(f"{PROG}: warning: {warning}\n")
+def _skill_path(p) -> None:
+    p.add_argument("--skill-path", required=True, metavar="DIR",
+                   help="the skill folder (the one holding SKILL.md)")
 
 
 def _add_export_backport(sub) -> None:
@@ -428,8 +429,7 @@ def _add_export_backport(sub) -> None:
                                         "--ids aha_example --make-diff",
                                         f"{SCRIPT} export-backport --skill-path ./my-skill "
                                         "--ids aha_example --apply"))
-    p.add_argument("--skill-path", required=True, metavar="DIR",
-                   help="the skill folder (the one holding SKILL.md)")
+    _skill_path(p)
     p.add_argument("--ids", action="append", required=True,
                    help="card ids (comma-separated or repeated)")
     p.add_argument("--make-diff", action="store_true",
@@ -446,7 +446,6 @@ def _run_export_backport(ctx: Context) -> Tuple[dict, List[str]]:
     a = ctx.args
     data = backport.export(ctx.memory, a.skill_path, backport.parse_ids(a.ids), a.make_diff,
                            a.apply, a.force)
-    _warn(data["warnings"])
     return data, backport.render_export(data)
 
 
@@ -460,8 +459,7 @@ def _add_backport_inspect(sub) -> None:
                        epilog=_examples(f"{SCRIPT} backport-inspect --skill-path ./my-skill",
                                         f"{SCRIPT} backport-inspect --skill-path ./my-skill "
                                         "--aha-id aha_example --format json"))
-    p.add_argument("--skill-path", required=True, metavar="DIR",
-                   help="the skill folder (the one holding SKILL.md)")
+    _skill_path(p)
     p.add_argument("--backport-id", help="only blocks written by this backport")
     p.add_argument("--aha-id", help="only the block of this card")
     p.set_defaults(run=_run_backport_inspect, include_global=True)
@@ -484,8 +482,7 @@ def _add_backport_remove(sub) -> None:
                                         "--aha-id aha_example",
                                         f"{SCRIPT} backport-remove --skill-path ./my-skill "
                                         "--aha-id aha_example --apply"))
-    p.add_argument("--skill-path", required=True, metavar="DIR",
-                   help="the skill folder (the one holding SKILL.md)")
+    _skill_path(p)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--backport-id", help="the blocks this backport wrote (or last updated)")
     which.add_argument("--aha-id", help="the block of this card")
@@ -520,12 +517,47 @@ def _run_promote(ctx: Context) -> Tuple[dict, List[str]]:
     return data, promote.render(data)
 
 
+# --- mine ---------------------------------------------------------------------------------
+
+def _add_mine(sub) -> None:
+    p = sub.add_parser("mine", help="learn candidate lessons from the observed hook events",
+                       description="Cluster what the hooks observed into candidate aha cards "
+                       "(origin: mined, status: candidate, with a confidence and the observation "
+                       "ids as evidence). --kind failures: the same tool failure in 2 or more "
+                       "sessions, with the variant that succeeded next when the log shows one. "
+                       "Mining again reinforces the same card (explicit key mined:<kind>:<digest>). "
+                       "Only observations appended since the last run are read (checkpoint: "
+                       "<store>/mine_state.json); a replaced or shrunk observations.jsonl is "
+                       "mined again from the start. Rules and constants: references/LEARNING.md.",
+                       epilog=_examples(f"{SCRIPT} mine --dry-run",
+                                        f"{SCRIPT} mine --kind failures --since 2025-01-01 "
+                                        "--format json"))
+    p.add_argument("--kind", action="append",
+                   help="what to mine (comma-separated or repeated; default: all): failures")
+    p.add_argument("--since", help="only observations at or after this ISO date or time (UTC); "
+                   "reads the whole file and leaves the checkpoint alone")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the lessons that would be written; write nothing, not even the "
+                   "checkpoint")
+    p.set_defaults(run=_run_mine, writes=True)
+
+
+def _run_mine(ctx: Context) -> Tuple[dict, List[str]]:
+    from . import mine
+    a = ctx.args
+    data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run)
+    a.writes = not a.dry_run and any(e["action"] in ("created", "reinforced")
+                                     for e in data["lessons"])
+    return data, mine.render(data)
+
+
 COMMANDS = (_add_init, _add_record, _add_list, _add_review, lambda s: _add_status(s, "aha-status", "card"),
             lambda s: _add_status(s, "rec-status", "rec"), _add_use, _add_signal, _add_repair,
             _add_index, _add_paths, _add_demo, _add_hook, _add_install_hooks,
             lambda s: _add_install_hooks(s, uninstall=True), _add_doctor,
             _add_ingest_transcripts,
-            _add_export_backport, _add_backport_inspect, _add_backport_remove, _add_promote)
+            _add_export_backport, _add_backport_inspect, _add_backport_remove, _add_promote,
+            _add_mine)
 
 
 def build_parser() -> Parser:
@@ -574,9 +606,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         data, lines = args.run(ctx)
         if getattr(args, "writes", False):
             ctx.wrote()
+        warnings = list(data.get("warnings") or [])
         if not getattr(args, "quiet_warnings", False):
-            for warning in dict.fromkeys(ctx.stores.warnings):
-                sys.stderr.write(f"{PROG}: warning: {warning}\n")
+            warnings += ctx.stores.warnings
+        for warning in dict.fromkeys(warnings):  # stderr is talk; stdout stays data
+            sys.stderr.write(f"{PROG}: warning: {warning}\n")
         _emit(args, data, lines)
         return 0
     except SelfLearningError as err:

@@ -14,14 +14,14 @@ import re
 # Order matters: a rule must not see what an earlier one already replaced.
 _RULES = (
     (re.compile(r"</?tool_use_error>"), ""),
-    (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`|\u2018[^\u2019\n]{0,200}\u2019"),
-     "<X>"),
+    (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"
+                r"|\u2018[^\u2019\n]{0,200}\u2019"), "<X>"),
     (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
      "<uuid>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
                 r"(?:Z|[+-]\d{2}:?\d{2})?)?\b|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
     (re.compile(r"(?:[A-Za-z]:\\|~/|\.{1,2}/)[^\s:'\"`,;()\[\]{}<>]*|/[^\s:'\"`,;()\[\]{}<>]+"
-                r"|\b[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
+                r"|(?<![\w.@+-])[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
     (re.compile(r"\btmp[._-]?(?=[A-Za-z_]*\d)[A-Za-z0-9_]{5,}\b"), "<tmp>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"), "<hex>"),
     (re.compile(r"(?<![A-Za-z<])\d+(?:\.\d+)*"), "<n>"),

@@ -20,18 +20,20 @@ from . import fastjson, fingerprint, model, record, store
 from .errors import SelfLearningError, UsageError
 
 STATE_FILE = "mine_state.json"
+_SID = b'"session_id": "'  # how fastjson (hooks, transcripts) writes the key
 
 # --- tuning: every constant of the miners, documented in references/LEARNING.md ------------
 MIN_SESSIONS = 2            # a failure becomes a lesson once seen in this many distinct sessions
 FIX_WINDOW = 5              # a fix must come within this many tool events of the same session
 CONFIDENCE_START = 0.4      # confidence of a lesson seen in exactly MIN_SESSIONS sessions
 CONFIDENCE_CAP = 0.9        # confidence never reaches 1: a mined lesson stays a candidate
-CONFIDENCE_KEEP = 0.5       # each extra session closes this share... of the gap left to the cap
+CONFIDENCE_KEEP = 0.5       # each session past MIN_SESSIONS keeps this share of the gap to CAP
 FIX_BONUS = 0.05            # added when the log shows a succeeding variant (still capped)
 MAX_EVIDENCE_SESSIONS = 5   # sessions cited in evidence; later ones only raise the count
 MAX_FIXES = 2               # succeeding variants named in solution_steps, most frequent first
 MAX_FIXES_KEPT = 10         # distinct variants remembered per failure
-MAX_CLUSTERS = 20000        # failures remembered; beyond it, the oldest one-off ones are dropped
+MAX_CLUSTERS = 5000         # failures remembered; beyond it, the least recent ones not yet a
+                            # lesson are dropped (bounds the checkpoint, so every run's cost)
 MAX_PENDING_SESSIONS = 1000  # sessions waiting for a fix; the least recent are dropped
 CUT_TITLE, CUT_ARGS, CUT_ERROR = 80, 120, 160  # characters of head, command, error shown
 # Failures that teach nothing about the project: the user or the agent stopped the tool,
@@ -54,7 +56,7 @@ class Run(NamedTuple):
 
 
 def confidence(sessions: int, has_fix: bool = False) -> float:
-    """START at MIN_SESSIONS, then each session closes half the gap to CAP (plus a fix bonus)."""
+    """START at MIN_SESSIONS; each further session keeps KEEP of the gap to CAP; + FIX_BONUS."""
     extra = max(0, sessions - MIN_SESSIONS)
     value = CONFIDENCE_START + (CONFIDENCE_CAP - CONFIDENCE_START) * (1 - CONFIDENCE_KEEP ** extra)
     return round(min(CONFIDENCE_CAP, value + (FIX_BONUS if has_fix else 0.0)), 3)
@@ -75,6 +77,14 @@ def _cut(text: str, limit: int) -> str:
 
 # --- miner: repeated failures ---------------------------------------------------------------
 
+def _resembles(failed_family: str, family: str, args: str) -> bool:
+    """Same family, same program, or the failed program named in the command
+    (``pytest`` → ``python3 -m pytest``, ``bash -lc 'npm test'`` → ``sh -c 'npm test'``)."""
+    program = failed_family.split()[0]
+    return family == failed_family or family.split()[0] == program or \
+        program in args.replace("'", " ").replace('"', " ").split()
+
+
 def failures(agg: dict) -> Run:
     """Tool failures clustered by fingerprint; a cluster in MIN_SESSIONS sessions is a lesson.
 
@@ -83,15 +93,23 @@ def failures(agg: dict) -> Run:
     """
     clusters: Dict[str, dict] = agg.setdefault("clusters", {})
     pending: Dict[str, list] = agg.setdefault("pending", {})
-    sessions = {fp: set(c["sessions"]) for fp, c in clusters.items()}
-    quoted = {sid: fastjson.dumps(sid).encode("utf-8") for sid in pending}
+    sessions: Dict[str, set] = {}  # cluster -> its sessions as a set, built when first needed
+    waiting = {sid.encode("utf-8") for sid in pending}  # as they appear in a line
     changed: set = set()
 
     def wants(raw: bytes) -> bool:
         if b"tool_failure" in raw:
             return True
-        # a success matters only while its session waits for a fix
-        return bool(quoted) and b"tool_success" in raw and any(q in raw for q in quoted.values())
+        if not waiting or b"tool_success" not in raw:
+            return False
+        # a success matters only while its session waits for a fix; the session id is
+        # read without parsing, as every writer here spells it (else: parse to be sure)
+        start = raw.find(_SID)
+        if start < 0:
+            return True
+        start += len(_SID)
+        sid = raw[start:raw.find(b'"', start)]
+        return sid in waiting or b"\\" in sid
 
     def feed(obs: dict) -> None:
         event = obs.get("event")
@@ -110,8 +128,7 @@ def failures(agg: dict) -> Run:
         family = str(obs.get("family") or "")
         for fp, failed, norm, fam, remaining in pending[sid]:
             cluster = clusters.get(fp)
-            if ok and cluster is not None and family and (family == fam or family.split()[0]
-                                                          == fam.split()[0]):
+            if ok and cluster is not None and family and _resembles(fam, family, args):
                 variant = fingerprint.normalize_args(args)
                 if variant == norm:
                     cluster["retries"] = cluster.get("retries", 0) + 1
@@ -124,7 +141,7 @@ def failures(agg: dict) -> Run:
             pending[sid] = left
         else:
             del pending[sid]
-            del quoted[sid]
+            waiting.discard(sid.encode("utf-8"))
 
     def _fix(fp, cluster, variant, args, failed, same_family, sid, obs) -> None:
         fixes = cluster.setdefault("fixes", {})
@@ -150,31 +167,36 @@ def failures(agg: dict) -> Run:
                 "example": {"args": _cut(obs.get("args"), CUT_ARGS),
                             "error": _cut(raw, CUT_ERROR)},
                 "count": 0, "sessions": [], "seen": []}
-            sessions[fp] = set()
         cluster["count"] += 1
         cluster["last"] = obs.get("ts", "")
-        if sid not in sessions[fp]:
-            sessions[fp].add(sid)
+        known = sessions.get(fp)
+        if known is None:
+            known = sessions[fp] = set(cluster["sessions"])
+        if sid not in known:
+            known.add(sid)
             cluster["sessions"].append(sid)
             if len(cluster["seen"]) < MAX_EVIDENCE_SESSIONS:
                 cluster["seen"].append([obs.get("id", "?"), sid, obs.get("ts", "?")])
             changed.add(fp)
         if obs.get("tool_kind") == "shell" and obs.get("family"):
             args = str(obs.get("args") or "")
-            waiting = [p for p in pending.pop(sid, []) if p[0] != fp]
-            waiting.append([fp, _cut(args, CUT_ARGS), fingerprint.normalize_args(args),
+            entries = [p for p in pending.pop(sid, []) if p[0] != fp]
+            entries.append([fp, _cut(args, CUT_ARGS), fingerprint.normalize_args(args),
                             obs["family"], FIX_WINDOW])
-            pending[sid] = waiting  # re-inserted last: the dict stays least-recent first
-            quoted[sid] = fastjson.dumps(sid).encode("utf-8")
+            pending[sid] = entries  # re-inserted last: the dict stays least-recent first
+            waiting.add(sid.encode("utf-8"))
             while len(pending) > MAX_PENDING_SESSIONS:
                 oldest = next(iter(pending))
-                del pending[oldest], quoted[oldest]
+                del pending[oldest]
+                waiting.discard(oldest.encode("utf-8"))
 
     def _prune() -> None:
-        """Forget the least recent failures seen once, down to 90% of MAX_CLUSTERS."""
-        once = sorted((c.get("last", ""), fp) for fp, c in clusters.items() if c["count"] == 1)
-        for _, fp in once[:max(1, len(clusters) - MAX_CLUSTERS * 9 // 10)]:
-            del clusters[fp], sessions[fp]
+        """Forget the least recent failures not yet lessons, down to 90% of MAX_CLUSTERS."""
+        young = sorted((c.get("last", ""), fp) for fp, c in clusters.items()
+                       if len(c["sessions"]) < MIN_SESSIONS)
+        for _, fp in young[:max(1, len(clusters) - MAX_CLUSTERS * 9 // 10)]:
+            del clusters[fp]
+            sessions.pop(fp, None)
             changed.discard(fp)
 
     def lessons() -> List[dict]:
@@ -300,22 +322,24 @@ def mine(memory, kinds: Optional[List[str]] = None, since: Optional[str] = None,
 
 
 def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict):
-    """Read from the lowest checkpoint on; each kind sees only lines past its own."""
+    """Read from the lowest checkpoint on; each kind sees only the lines past its own.
+
+    Returns the lessons found and the new checkpoint per kind (aggregates included).
+    """
     st = os.fstat(fh.fileno())
-    starts, runs = [], []
+    runs = []
     for name in names:
         cp = state["kinds"].get(name)
         why = "--since reads the whole file" if since_iso else _why_full(cp, st, fh)
         if why and cp is not None:
             data["full"], data["full_reason"] = True, why
-        valid = cp if not why else {"offset": 0, "line": 0, "agg": {}}
-        starts.append((valid["offset"], valid["line"]))
-        runs.append((valid["offset"], name, MINERS[name](valid["agg"])))
-    pos, line = min(starts)
+        cp = cp if not why else {"offset": 0, "line": 0, "agg": {}}
+        runs.append((cp["offset"], cp["line"], name, cp["agg"]))
+    pos, line = min((off, ln) for off, ln, _, _ in runs)
     data["from_offset"] = pos
-    active = [r for off, _, r in runs if off <= pos]
-    later = sorted((off, r) for off, _, r in runs if off > pos)
-    since_b = since_iso.encode()
+    miners = [(off, MINERS[name](agg)) for off, _, name, agg in runs]
+    active = [run for off, run in miners if off <= pos]
+    later = sorted(((off, run) for off, run in miners if off > pos), key=lambda x: x[0])
     fh.seek(pos)
     read = parsed = 0
     for raw in fh:
@@ -341,19 +365,95 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict):
             continue
         if obs.get("v", 1) != 1:
             model.upgrade(obs, f"{fh.name}:{line}")
-        if since_b and str(obs.get("ts", "")) < since_iso:
+        if since_iso and str(obs.get("ts", "")) < since_iso:
             continue
         parsed += 1
         for run in active:
             run.feed(obs)
     data["observations_read"], data["parsed"] = read, parsed
-    cp = {"inode": st.st_ino, "offset": pos, "line": line, "head": _head(fh, pos)}
     data["checkpoint"] = {"offset": pos, "inode": st.st_ino, "line": line}
-    found, checkpoint = [], {}
-    for off, name, run in runs:
-        found += run.lessons()
-        checkpoint[name] = {**cp, "agg": state["kinds"].get(name, {}).get("agg", {})
-                            if off > pos else None}
-    for off, name, run in runs:  # aggregates were updated in place by the runs
-        pass
+    head = _head(fh, pos)
+    found = [lesson for _, run in miners for lesson in run.lessons()]
+    checkpoint = {name: {"inode": st.st_ino, "offset": pos, "line": line, "head": head,
+                         "agg": agg} for _, _, name, agg in runs}
+    for name, agg in ((n, a) for _, _, n, a in runs):
+        data["clusters"][name] = len(agg.get("clusters", {}))
     return found, checkpoint
+
+
+def _write(memory, found: List[dict], dry_run: bool, data: dict) -> List[dict]:
+    """Create or reinforce one card per lesson through ``record.record``; report each.
+
+    A card a person rejected, deprecated or retired is left alone. An existing card
+    gets a version only when its evidence, steps or confidence would grow; its
+    title, when_to_use and status stay as they are.
+    """
+    by_key = {record.dedup_key(c): c for c in memory.folded("cards").values() if c.get("key")}
+    items, report = [], []
+    for lesson in found:
+        card, existing = lesson["card"], by_key.get(record.dedup_key(lesson["card"]))
+        entry = {"id": None, "title": card["title"], "action": "created", "kind": lesson["kind"],
+                 "key": card["key"], "fingerprint": lesson["fingerprint"],
+                 "sessions": lesson["sessions"], "occurrences": lesson["occurrences"],
+                 "confidence": card["confidence"]}
+        if existing is not None:
+            entry.update(id=existing["id"], title=existing["title"], action="reinforced")
+            if existing.get("status") in model.HIDDEN_STATUSES:
+                entry["action"] = f"skipped ({existing['status']})"
+                report.append(entry)
+                continue
+            old = existing.get("confidence")
+            conf = max(card["confidence"], old if isinstance(old, (int, float)) else 0.0)
+            grows = [k for k in ("evidence", "solution_steps", "gotchas")
+                     if set(card.get(k, [])) - set(existing.get(k) or [])]
+            if not grows and conf == old:
+                data["unchanged"] += 1
+                continue
+            card = {"id": existing["id"], "title": existing["title"], "key": card["key"],
+                    "confidence": conf, "problem": card["problem"],
+                    **{k: card[k] for k in ("evidence", "solution_steps", "gotchas") if k in card}}
+            entry["confidence"] = conf
+        problems = model.check("card", card, f"mine: lesson {entry['key']}")
+        if problems:  # pragma: no cover - lessons are built valid; this guards future miners
+            raise SelfLearningError("\n".join(problems) + "\nmine: nothing was written")
+        entry["card"] = card
+        items.append(card)
+        report.append(entry)
+    if dry_run or not items:
+        return report
+    written = iter(record.record(memory, {"aha_cards": items})["aha_cards"])
+    observed = []
+    for entry in report:
+        if entry["action"] in ("created", "reinforced"):
+            entry["id"] = next(written)["id"]
+        if entry["action"] == "reinforced":
+            observed.append(model.complete("signal", {
+                "kind": "aha_observed", "aha_id": entry["id"], "source": "miner",
+                "context": f"mined {entry['kind']}: {entry['sessions']} sessions"}))
+    memory.append("signals", observed)
+    return report
+
+
+def render(data: dict) -> List[str]:
+    """Text lines for people: what was read, each lesson, where the checkpoint is."""
+    if data.get("message"):
+        return [data["message"]]
+    lines = []
+    if data["full"]:
+        lines.append(f"full re-mine: {data['full_reason']}")
+    cp = data["checkpoint"]
+    lines.append(f"read {data['observations_read']} new observation(s) from byte "
+                 f"{data['from_offset']} to {cp['offset']} ({', '.join(data['kinds'])}"
+                 + (f", since {data['since']}" if data["since"] else "") + ")")
+    for e in data["lessons"]:
+        lines.append(f"{e['action']} {e['id'] or '(new card)'}: {e['title']} "
+                     f"({e['sessions']} sessions, confidence {e['confidence']})")
+    if not data["lessons"]:
+        lines.append("no new or reinforced lessons")
+    if data["unchanged"]:
+        lines.append(f"{data['unchanged']} lesson(s) already up to date")
+    if data["dry_run"]:
+        lines.append("dry run: nothing written")
+    elif data["checkpoint_written"]:
+        lines.append(f"checkpoint: byte {cp['offset']} in {data['state']}")
+    return lines

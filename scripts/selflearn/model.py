@@ -34,6 +34,7 @@ STATUS_ALIASES = {
 SIGNAL_KINDS = (
     "aha_used", "aha_recalled", "aha_reinforced", "aha_promoted", "aha_backported",
     "aha_status", "rec_used", "rec_touched", "rec_done", "rec_reinforced", "rec_status",
+    "aha_observed",
 )
 SIGNAL_SOURCES = ("manual", "record", "cli", "hook", "miner", "backport", "repair")
 
