@@ -12,11 +12,10 @@ checkpoint. Must not import cli.
 """
 
 import fcntl
-import hashlib
 import os
 from typing import Callable, Dict, List, NamedTuple, Optional
 
-from . import fastjson, fingerprint, model, record, store
+from . import cursors, fastjson, fingerprint, model, record, store
 from .errors import SelfLearningError, UsageError
 
 STATE_FILE = "mine_state.json"
@@ -255,26 +254,6 @@ def check_args(kinds: Optional[List[str]], since: Optional[str]):
     return list(dict.fromkeys(names)), since_iso
 
 
-def _head(fh, size: int) -> str:
-    """A digest of the file's first bytes, to notice a file rewritten in place."""
-    fh.seek(0)
-    return hashlib.sha256(fh.read(min(size, 256))).hexdigest()[:16]
-
-
-def _load_state(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            state = fastjson.loads(fh.read())
-    except FileNotFoundError:
-        return {"v": model.SCHEMA_VERSION, "kinds": {}}
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"mine: {path} is not JSON ({exc}); delete it to mine every observation "
-                         "again (mined cards are reinforced, not duplicated)") from None
-    if not isinstance(state, dict) or not isinstance(state.get("kinds"), dict):
-        return {"v": model.SCHEMA_VERSION, "kinds": {}}
-    return model.upgrade(state, path)
-
-
 def _why_full(cp: Optional[dict], st, fh) -> Optional[str]:
     """Why a kind's checkpoint cannot be continued, or None when it can."""
     if not cp:
@@ -283,7 +262,7 @@ def _why_full(cp: Optional[dict], st, fh) -> Optional[str]:
         return "observations.jsonl was replaced (new inode)"
     if cp.get("offset", 0) > st.st_size:
         return "observations.jsonl shrank below the checkpoint"
-    if cp.get("head") != _head(fh, cp.get("offset", 0)):
+    if cp.get("head") != cursors.head(fh, cp.get("offset", 0)):
         return "observations.jsonl was rewritten (its first bytes changed)"
     return None
 
@@ -307,7 +286,7 @@ def mine(memory, kinds: Optional[List[str]] = None, since: Optional[str] = None,
         lock = os.open(memory.root, os.O_RDONLY)
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
-        state = _load_state(state_path) if not since_iso else {"v": 1, "kinds": {}}
+        state = cursors.load(state_path, "kinds", "mine", "mine every observation again (mined cards are reinforced, not duplicated)") if not since_iso else {"v": 1, "kinds": {}}
         with open(path, "rb") as fh:
             found, checkpoint = _scan(fh, names, state, since_iso, data)
         data["lessons"] = _write(memory, found, dry_run, data)
@@ -372,7 +351,7 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict):
             run.feed(obs)
     data["observations_read"], data["parsed"] = read, parsed
     data["checkpoint"] = {"offset": pos, "inode": st.st_ino, "line": line}
-    head = _head(fh, pos)
+    head = cursors.head(fh, pos)
     found = [lesson for _, run in miners for lesson in run.lessons()]
     checkpoint = {name: {"inode": st.st_ino, "offset": pos, "line": line, "head": head,
                          "agg": agg} for _, _, name, agg in runs}

@@ -12,11 +12,10 @@ again; observations are appended before the state is replaced. Must not import c
 """
 
 import fcntl
-import hashlib
 import os
 from typing import Callable, Dict, List, Optional
 
-from . import fastjson, hook, model, observe, store
+from . import cursors, fastjson, hook, model, observe, store
 from .errors import UsageError
 
 STATE_FILE = "ingest_state.json"
@@ -185,26 +184,6 @@ def _finish(obs: dict, ts: float) -> dict:
 
 # --- reading files incrementally ----------------------------------------------------------
 
-def _head(fh, size: int) -> str:
-    """A fingerprint of the first bytes already read, to notice a file rewritten in place."""
-    fh.seek(0)
-    return hashlib.sha256(fh.read(min(size, 256))).hexdigest()[:16]
-
-
-def _load_state(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            state = fastjson.loads(fh.read())
-    except FileNotFoundError:
-        state = {}
-    except ValueError as exc:
-        raise UsageError(f"ingest-transcripts: {path} is not JSON ({exc}); delete it to re-read "
-                         "every transcript (observations already stored are not duplicated)")
-    if not isinstance(_d(state).get("files"), dict):
-        return {"v": model.SCHEMA_VERSION, "files": {}}
-    return model.upgrade(state, path)
-
-
 def ingest(memory, repo_root: str, given: List[str], since: Optional[str] = None,
            dry_run: bool = False, progress: Optional[Callable[[str], None]] = None) -> dict:
     """Read new transcript bytes and append their observations (unless ``dry_run``)."""
@@ -223,7 +202,7 @@ def ingest(memory, repo_root: str, given: List[str], since: Optional[str] = None
         lock = os.open(memory.root, os.O_RDONLY)
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
-        state = _load_state(run.data["state"])
+        state = cursors.load(run.data["state"], "files", "ingest-transcripts", "re-read every transcript (observations already stored are not duplicated)")
         run.cursors = state["files"]
         run.seen = {key(r) for r in store.read(memory.path("observations"))[0]}
         for path in files:
@@ -255,7 +234,7 @@ class _Run:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 reread = bool(prev) and (prev["inode"] != st.st_ino or st.st_size < prev["offset"]
-                                         or prev["head"] != _head(fh, prev["offset"]))
+                                         or prev["head"] != cursors.head(fh, prev["offset"]))
                 if prev and not reread and (prev["size"], prev["mtime"]) == (st.st_size,
                                                                              st.st_mtime):
                     data["files_unchanged"] += 1
@@ -265,7 +244,7 @@ class _Run:
                 start = cur["offset"]
                 found = self._lines(fh, path, cur)
                 cur.update(size=st.st_size, mtime=st.st_mtime, inode=st.st_ino,
-                           head=_head(fh, cur["offset"]))
+                           head=cursors.head(fh, cur["offset"]))
         except OSError as exc:
             data["errors"].append(f"{path}: unreadable ({exc.strerror or exc}); skipped")
             return

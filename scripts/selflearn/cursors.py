@@ -1,0 +1,35 @@
+"""Cursors (checkpoints) of incremental readers (``mine``, ``ingest-transcripts``).
+
+A reader remembers, per file, how far it read (offset, inode) and a digest of
+the first bytes it read, so a later run continues where it stopped and starts
+over when the file was replaced, shrank or was rewritten in place. The state
+is one JSON file in the store, replaced atomically by its owner.
+"""
+
+import hashlib
+from . import fastjson, model
+from .errors import UsageError
+
+
+def head(fh, size: int) -> str:
+    """A digest of the file's first ``min(size, 256)`` bytes."""
+    fh.seek(0)
+    return hashlib.sha256(fh.read(min(size, 256))).hexdigest()[:16]
+
+
+def load(path: str, section: str, command: str, redo: str) -> dict:
+    """The saved state, or an empty one; a state that is not JSON is a one-line error.
+
+    ``section`` names the dict the state must hold (``kinds``, ``files``);
+    ``redo`` says what deleting the file does, for the error message.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            state = fastjson.loads(fh.read())
+    except FileNotFoundError:
+        state = {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{command}: {path} is not JSON ({exc}); delete it to {redo}") from None
+    if not isinstance(state, dict) or not isinstance(state.get(section), dict):
+        return {"v": model.SCHEMA_VERSION, section: {}}
+    return model.upgrade(state, path)
