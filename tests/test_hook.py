@@ -98,7 +98,7 @@ def test_hook_path_imports_stay_small(store):
              "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
              "from selflearn import hook; hook.main(['--agent', 'claude']);"
              "print(sorted(m for m in ('os', 'json', 're', 'argparse', 'typing', 'hashlib', 'datetime',"
-             "'selflearn.cli', 'selflearn.model') if m in sys.modules))"
+             "'selflearn.cli', 'selflearn.cli_common', 'selflearn.model') if m in sys.modules))"
              % (str(REPO / "scripts"), str(REAL / "PostToolUse.json")))
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True,
                           check=True)
