@@ -46,10 +46,11 @@ def last_touch(rec: dict, signal_ts: Dict[str, str]) -> str:
     return max(stamps) if stamps else rec.get("created") or rec.get("ts", "")
 
 
-def rec_views(stores: Stores, stale_days: float, now: float) -> List[dict]:
+def rec_views(stores: Stores, stale_days: float, now: float,
+              counts: Optional[Dict[str, Dict[str, int]]] = None) -> List[dict]:
     """Latest version of every recommendation with priority, age and staleness."""
     signals = stores.load("signals")
-    counts = score.tally(signals)
+    counts = score.tally(signals) if counts is None else counts
     touched: Dict[str, str] = {}
     for s in signals:
         rid = s.get("rec_id")

@@ -4,10 +4,11 @@ Derived data only (counts, open recommendations, top cards, backport
 candidates, recent activity); always replaced atomically and safe to delete.
 """
 
+import heapq
 import os
 from typing import List
 
-from . import catalog, model, store
+from . import catalog, model, score, store
 from .memory import Memory, Stores
 
 TOP = 10
@@ -19,9 +20,10 @@ def _cell(text) -> str:
 
 def render(stores: Stores, stale_days: float = 7) -> str:
     now = model.now()
-    cards = sorted(catalog.card_views(stores), key=lambda v: (v["score"], v.get("ts", "")),
+    counts = score.tally(stores.load("signals"))
+    cards = sorted(catalog.card_views(stores, counts), key=lambda v: (v["score"], v.get("ts", "")),
                    reverse=True)
-    recs = catalog.rec_views(stores, stale_days, now)
+    recs = catalog.rec_views(stores, stale_days, now, counts)
     open_recs = sorted((r for r in recs if r["open"]),
                        key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"]))
     by_status: dict = {}
@@ -57,13 +59,15 @@ def render(stores: Stores, stale_days: float = 7) -> str:
 
 
 def _recent(stores: Stores) -> List[str]:
-    rows = []
-    for name, label in (("events", "event"), ("cards", "card"), ("recs", "rec"), ("signals", "signal")):
-        for r in stores.project.load(name):
-            what = r.get("title") or r.get("task_summary") or \
-                f"{r.get('kind', '')} {r.get('aha_id') or r.get('rec_id') or ''}".strip()
-            rows.append((str(r.get("ts", "")), f"- {str(r.get('ts', ''))[:16]} {label}: {_cell(what)}"))
-    return [line for _, line in sorted(rows, reverse=True)[:TOP]]
+    """The latest lines of every file, newest first, without sorting the whole store."""
+    def rows():
+        for name, label in (("events", "event"), ("cards", "card"), ("recs", "rec"),
+                            ("signals", "signal")):
+            for r in stores.project.load(name):
+                what = r.get("title") or r.get("task_summary") or \
+                    f"{r.get('kind', '')} {r.get('aha_id') or r.get('rec_id') or ''}".strip()
+                yield str(r.get("ts", "")), label, _cell(what)
+    return [f"- {ts[:16]} {label}: {what}" for ts, label, what in heapq.nlargest(TOP, rows())]
 
 
 def refresh(memory: Memory, user: str) -> str:

@@ -6,7 +6,7 @@ items plus where to see more); JSON holds everything.
 
 from typing import List, Optional, Sequence
 
-from . import catalog, model
+from . import catalog, model, score
 from .memory import Stores
 
 SHOW = 5
@@ -58,9 +58,11 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
     """The dashboard: open recommendations, top cards, backport candidates, next actions."""
     now = model.now()
     start = _window_start(days, since, now)
-    cards = [v for v in catalog.card_views(stores) if catalog.keep(v, skill, None, scope, statuses)]
+    counts = score.tally(stores.load("signals"))
+    cards = [v for v in catalog.card_views(stores, counts)
+             if catalog.keep(v, skill, None, scope, statuses)]
     cards = catalog.rank(cards, query)
-    recs = [v for v in catalog.rec_views(stores, stale_days, now)
+    recs = [v for v in catalog.rec_views(stores, stale_days, now, counts)
             if catalog.keep(v, skill, None, scope, statuses)]
     recs = catalog.rank(recs, query)
     open_recs = sorted((r for r in recs if r["open"]),
@@ -79,8 +81,10 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
 
 
 def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -> dict:
+    since = model.iso(start)  # ISO UTC stamps order as strings: no parsing per line
+
     def recent(rows):
-        return sum(1 for r in rows if model.parse_ts(r.get("ts", "")) >= start)
+        return sum(1 for r in rows if str(r.get("ts", "")) >= since)
     return {"cards": len(cards), "recommendations": len(recs),
             "open_recommendations": sum(1 for r in recs if r["open"]),
             "stale_recommendations": sum(1 for r in recs if r["stale"]),

@@ -83,6 +83,18 @@ def read(path: str):
         return records, problems
     lines = data.split(b"\n")
     last = len(lines) - 1  # the piece after the final newline ("" when whole)
+    import gc
+    collecting = gc.isenabled()
+    gc.disable()  # millions of fresh dicts would trigger full collections: superlinear
+    try:
+        _parse(path, lines, last, records, problems)
+    finally:
+        if collecting:
+            gc.enable()
+    return records, problems
+
+
+def _parse(path: str, lines: list, last: int, records: list, problems: list) -> None:
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -99,7 +111,6 @@ def read(path: str):
             problems.append(Problem(path, number, reason, raw))
         else:
             records.append(record)
-    return records, problems
 
 
 def fold(records: list, key: str = "id") -> dict:
