@@ -6,7 +6,10 @@ over when the file was replaced, shrank or was rewritten in place. The state
 is one JSON file in the store, replaced atomically by its owner.
 """
 
+import contextlib
+import fcntl
 import hashlib
+import os
 from . import fastjson, model
 from .errors import UsageError
 
@@ -33,3 +36,19 @@ def load(path: str, section: str, command: str, redo: str) -> dict:
     if not isinstance(state, dict) or not isinstance(state.get(section), dict):
         return {"v": model.SCHEMA_VERSION, section: {}}
     return model.upgrade(state, path)
+
+
+@contextlib.contextmanager
+def exclusive(folder: str, enabled: bool = True):
+    """Hold an exclusive lock on the store folder: two incremental runs at once
+    would read the same bytes twice. A dry run (``enabled=False``) takes no lock."""
+    if not enabled:
+        yield
+        return
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -11,7 +11,6 @@ before the checkpoint; ``--dry-run`` and ``--since`` never write the
 checkpoint. Must not import cli.
 """
 
-import fcntl
 import os
 from typing import Callable, Dict, List, NamedTuple, Optional
 
@@ -281,12 +280,10 @@ def mine(memory, kinds: Optional[List[str]] = None, since: Optional[str] = None,
         data["message"] = (f"no observations yet at {path}; install hooks (`install-hooks`) "
                            "or backfill them (`ingest-transcripts`)")
         return data
-    lock = None
-    if not dry_run:  # two runs at once would count the same lines twice
-        lock = os.open(memory.root, os.O_RDONLY)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-    try:
-        state = cursors.load(state_path, "kinds", "mine", "mine every observation again (mined cards are reinforced, not duplicated)") if not since_iso else {"v": 1, "kinds": {}}
+    redo = "mine every observation again (mined cards are reinforced, not duplicated)"
+    with cursors.exclusive(memory.root, enabled=not dry_run):
+        state = {"v": 1, "kinds": {}} if since_iso else \
+            cursors.load(state_path, "kinds", "mine", redo)
         with open(path, "rb") as fh:
             found, checkpoint = _scan(fh, names, state, since_iso, data)
         data["lessons"] = _write(memory, found, dry_run, data)
@@ -294,9 +291,6 @@ def mine(memory, kinds: Optional[List[str]] = None, since: Optional[str] = None,
             state["kinds"] = checkpoint
             store.atomic_write(state_path, fastjson.dumps(state) + "\n")
             data["checkpoint_written"] = True
-    finally:
-        if lock is not None:
-            os.close(lock)
     return data
 
 

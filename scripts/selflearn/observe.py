@@ -55,11 +55,11 @@ _SUMMARY_KEYS = ("command", "description", "query", "url", "pattern", "file_path
 
 # --- shared helpers ---------------------------------------------------------
 
-def _d(value) -> dict:
+def as_dict(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _s(value) -> str:
+def as_str(value) -> str:
     return value if isinstance(value, str) else ""
 
 
@@ -143,7 +143,7 @@ class _Obs(dict):
 
     def put_error(self, text: str, first_line_code: bool = False) -> None:
         """Error head (``Exit code N`` lines left out) plus the exit code they carry."""
-        text = _s(text)
+        text = as_str(text)
         code = _exit_code(text, first_line_code)
         if code is not None:
             self.put("exit_code", code)
@@ -251,13 +251,13 @@ def _put_tool(obs: _Obs, name: str, tool_input, mcp: bool = False, server: str =
         parsed = _loads(tool_input) if tool_input[:1] in "{[" else None
         tool_input = parsed if isinstance(parsed, dict) else {"command" if kind == "shell"
                                                               else "input": tool_input}
-    ti = _d(tool_input)
+    ti = as_dict(tool_input)
     if kind == "shell":
         command = ti.get("command") or ti.get("cmd")
         if isinstance(command, list):  # argv form, e.g. ["bash", "-lc", "npm test"]
             command = command[-1] if command[:1] in (["bash"], ["sh"], ["zsh"]) else " ".join(
                 str(c) for c in command)
-        command = _s(command)
+        command = as_str(command)
         obs.put("args", command, 200)
         obs.put("family", command_family(command), 120)
         return
@@ -265,7 +265,7 @@ def _put_tool(obs: _Obs, name: str, tool_input, mcp: bool = False, server: str =
         family = _mcp_family(name)
         obs.put("family", family if family != name or not server else server + "/" + name, 120)
     path = _first(ti, _FILE_KEYS)
-    patch = _s(ti.get("input") or ti.get("patch") or ti.get("command"))
+    patch = as_str(ti.get("input") or ti.get("patch") or ti.get("command"))
     if not path and name == "apply_patch":
         path = next((ln.split(":", 1)[1].strip() for ln in patch.splitlines()
                      if ln.startswith(("*** Update File:", "*** Add File:"))), "")
@@ -273,7 +273,7 @@ def _put_tool(obs: _Obs, name: str, tool_input, mcp: bool = False, server: str =
         obs.put("file", path, 300)
         obs.put("args", path, 200)
         if kind == "edit":
-            edit = _d((ti.get("edits") or [None])[0]) if isinstance(ti.get("edits"), list) else ti
+            edit = as_dict((ti.get("edits") or [None])[0]) if isinstance(ti.get("edits"), list) else ti
             obs.put("edit_old", _first(edit, ("old_string", "old_str", "oldString")), 200)
             obs.put("edit_new", _first(edit, ("new_string", "new_str", "newString")), 200)
     elif kind in ("search", "web"):
@@ -286,11 +286,11 @@ def _response_text(response) -> str:
     """The text of a tool response: Bash stdout/stderr, Gemini llmContent, plain strings."""
     if isinstance(response, str):
         return response
-    r = _d(response)
+    r = as_dict(response)
     if "stdout" in r or "stderr" in r:
-        return "\n".join(x for x in (_s(r.get("stderr")), _s(r.get("stdout"))) if x)
+        return "\n".join(x for x in (as_str(r.get("stderr")), as_str(r.get("stdout"))) if x)
     if isinstance(r.get("content"), list):  # MCP CallToolResult
-        return "\n".join(_s(_d(c).get("text")) for c in r["content"][:3])
+        return "\n".join(as_str(as_dict(c).get("text")) for c in r["content"][:3])
     return _first(r, ("error", "llmContent", "output", "textResultForLlm",
                       "text_result_for_llm", "returnDisplay"))
 
@@ -298,7 +298,7 @@ def _response_text(response) -> str:
 def _put_result(obs: _Obs, response, trusted: bool = False) -> str:
     """The event of a finished tool call: ``tool_failure`` on a shell exit code != 0 or an
     error result, unless the agent reports failures separately (``trusted``)."""
-    r = _d(response)
+    r = as_dict(response)
     if isinstance(r.get("interrupted"), bool):
         obs.put("interrupted", r["interrupted"])
     if trusted:
@@ -313,7 +313,7 @@ def _put_result(obs: _Obs, response, trusted: bool = False) -> str:
     if not (code or r.get("isError") is True or r.get("error")):
         return "tool_success"
     err = r.get("error")
-    obs.put("error", _s(_d(err).get("message") or err) or text, 300, "head")
+    obs.put("error", as_str(as_dict(err).get("message") or err) or text, 300, "head")
     return "tool_failure"
 
 
@@ -329,15 +329,15 @@ _OUTCOMES = {"tool_success": "success", "tool_failure": "failure", "stop_failure
 def _put_shared(obs: _Obs, p: dict, event: str, name: str, get) -> None:
     """Fields every dialect fills the same way once its event is known."""
     if event == "prompt":
-        obs.put("prompt", _s(p.get("prompt")), 500, "block")
+        obs.put("prompt", as_str(p.get("prompt")), 500, "block")
     elif event == "compact":
-        obs.put("trigger", _s(p.get("trigger")))
+        obs.put("trigger", as_str(p.get("trigger")))
         obs.put("phase", "post" if name.lower().startswith("post") else "pre")
     elif event == "notification":
-        obs.put("reason", _s(p.get("notification_type")), 200)
-        obs.put("args", _s(p.get("message")), 200)
+        obs.put("reason", as_str(p.get("notification_type")), 200)
+        obs.put("args", as_str(p.get("message")), 200)
     elif event in ("subagent_start", "subagent_stop"):
-        obs.put("args", _s(get("agentName", "agent_name")) or _first(
+        obs.put("args", as_str(get("agentName", "agent_name")) or _first(
             p, ("agent_type", "subagent_type", "description", "task")), 200)
     elif event == "other" and "reason" not in obs:
         obs.put("reason", name, 200)
@@ -356,28 +356,28 @@ _CLAUDE_EVENTS = {
 def _claude(p: dict, obs: _Obs, name: str) -> str:
     """Claude Code (sdk.d.ts ``*HookInput``); Codex CLI sends the same shape."""
     event = _CLAUDE_EVENTS.get(name, "other")
-    obs.put("prompt_id", _s(p.get("prompt_id") or p.get("turn_id")))
-    obs.put("tool_use_id", _s(p.get("tool_use_id")))
-    _put_tool(obs, _s(p.get("tool_name")), p.get("tool_input"),
-              server=_s(_d(p.get("mcp_server")).get("name")))
+    obs.put("prompt_id", as_str(p.get("prompt_id") or p.get("turn_id")))
+    obs.put("tool_use_id", as_str(p.get("tool_use_id")))
+    _put_tool(obs, as_str(p.get("tool_name")), p.get("tool_input"),
+              server=as_str(as_dict(p.get("mcp_server")).get("name")))
     obs.put("duration_ms", p.get("duration_ms"))
     if event == "tool_success":
         event = _put_result(obs, p.get("tool_response"), trusted=obs["agent"] == "claude")
     elif event == "tool_failure":
         obs.put("interrupted", p.get("is_interrupt"))
-        obs.put_error(_s(p.get("error")), first_line_code=True)
+        obs.put_error(as_str(p.get("error")), first_line_code=True)
     elif event == "stop_failure":
-        obs.put("reason", _s(p.get("error")), 200)
-        obs.put_error(_s(p.get("error_details")) or _s(p.get("error")))
+        obs.put("reason", as_str(p.get("error")), 200)
+        obs.put_error(as_str(p.get("error_details")) or as_str(p.get("error")))
     elif event == "other":
         obs.put("args", _first(p, ("task_subject", "command_name", "teammate_name",
                                    "mcp_server_name", "name", "worktree_path", "directory",
                                    "file_path", "to_model")), 200)
-        obs.put("trigger", _s(p.get("trigger")))
+        obs.put("trigger", as_str(p.get("trigger")))
     if event in ("session_start", "session_end", "permission_denied", "prompt"):
-        obs.put("reason", _s(p.get("reason")), 200)
-        obs.put("source", _s(p.get("source")))
-    obs.put("last_message", _s(p.get("last_assistant_message")), 300, "block")
+        obs.put("reason", as_str(p.get("reason")), 200)
+        obs.put("source", as_str(p.get("source")))
+    obs.put("last_message", as_str(p.get("last_assistant_message")), 300, "block")
     return event
 
 
@@ -390,17 +390,17 @@ _GEMINI_EVENTS = {"BeforeTool": "pre_tool", "AfterTool": "tool_success",
 def _gemini(p: dict, obs: _Obs, name: str) -> str:
     """Gemini CLI (``.gemini/settings.json`` hooks; docs/hooks/reference.md)."""
     event = _GEMINI_EVENTS.get(name, "other")
-    mcp = _d(p.get("mcp_context"))
-    _put_tool(obs, _s(p.get("tool_name")), p.get("tool_input"), mcp=bool(mcp))
+    mcp = as_dict(p.get("mcp_context"))
+    _put_tool(obs, as_str(p.get("tool_name")), p.get("tool_input"), mcp=bool(mcp))
     if mcp:
-        obs.put("family", "/".join(x for x in (_s(mcp.get("server_name")), _s(
-            mcp.get("tool_name")) or _s(p.get("tool_name"))) if x), 120)
+        obs.put("family", "/".join(x for x in (as_str(mcp.get("server_name")), as_str(
+            mcp.get("tool_name")) or as_str(p.get("tool_name"))) if x), 120)
     if event == "tool_success":
         event = _put_result(obs, p.get("tool_response"))
-    obs.put("last_message", _s(p.get("prompt_response")), 300, "block")
-    obs.put("source", _s(p.get("source")))
+    obs.put("last_message", as_str(p.get("prompt_response")), 300, "block")
+    obs.put("source", as_str(p.get("source")))
     if event == "session_end":
-        obs.put("reason", _s(p.get("reason")), 200)
+        obs.put("reason", as_str(p.get("reason")), 200)
     return event
 
 
@@ -428,11 +428,11 @@ def _copilot(p: dict, obs: _Obs, name: str) -> str:
         event = "tool_failure"
     if not name and event in ("subagent_start", "stop") and "stopReason" in p:
         event = "subagent_stop" if "agentName" in p else "stop"
-    obs.put("session_id", _s(get("sessionId", "session_id")))
-    _put_tool(obs, _s(get("toolName", "tool_name")), get("toolArgs", "tool_input"))
-    result = _d(get("toolResult", "tool_result"))
-    kind = _s(result.get("resultType") or result.get("result_type"))
-    text = _s(result.get("textResultForLlm") or result.get("text_result_for_llm"))
+    obs.put("session_id", as_str(get("sessionId", "session_id")))
+    _put_tool(obs, as_str(get("toolName", "tool_name")), get("toolArgs", "tool_input"))
+    result = as_dict(get("toolResult", "tool_result"))
+    kind = as_str(result.get("resultType") or result.get("result_type"))
+    text = as_str(result.get("textResultForLlm") or result.get("text_result_for_llm"))
     error = get("error", "error")
     if kind == "denied":
         event = "permission_denied"
@@ -443,18 +443,18 @@ def _copilot(p: dict, obs: _Obs, name: str) -> str:
     elif event == "tool_success" and obs.get("tool_kind") == "shell":
         event = _put_result(obs, text)
     elif event == "tool_failure":
-        obs.put_error(_s(error))
+        obs.put_error(as_str(error))
     elif event == "stop_failure":
-        context = _s(get("errorContext", "error_context"))
+        context = as_str(get("errorContext", "error_context"))
         if context and context != "model_call":
             event, obs["outcome"] = "other", "failure"
-        obs.put("reason", context or _s(_d(error).get("name")), 200)
-        obs.put_error(_s(_d(error).get("message")) or _s(error))
+        obs.put("reason", context or as_str(as_dict(error).get("name")), 200)
+        obs.put_error(as_str(as_dict(error).get("message")) or as_str(error))
     elif event == "session_start":
-        obs.put("source", _s(p.get("source")))
-        obs.put("prompt", _s(get("initialPrompt", "initial_prompt")), 500, "block")
+        obs.put("source", as_str(p.get("source")))
+        obs.put("prompt", as_str(get("initialPrompt", "initial_prompt")), 500, "block")
     if event in ("session_end", "stop", "subagent_stop"):
-        obs.put("reason", _s(p.get("reason") or get("stopReason", "stop_reason")), 200)
+        obs.put("reason", as_str(p.get("reason") or get("stopReason", "stop_reason")), 200)
     return event
 
 
@@ -471,22 +471,22 @@ _CURSOR_EVENTS = {
 def _cursor(p: dict, obs: _Obs, name: str) -> str:
     """Cursor agent hooks (``.cursor/hooks.json``; cursor.com/docs/hooks)."""
     event = _CURSOR_EVENTS.get(name, "other")
-    obs.put("session_id", _s(p.get("session_id") or p.get("conversation_id")))
-    obs.put("prompt_id", _s(p.get("generation_id")))
+    obs.put("session_id", as_str(p.get("session_id") or p.get("conversation_id")))
+    obs.put("prompt_id", as_str(p.get("generation_id")))
     roots = p.get("workspace_roots")
     if not p.get("cwd") and isinstance(roots, list) and roots:
-        obs.put("cwd", _s(roots[0]), 300)
-    obs.put("tool_use_id", _s(p.get("tool_use_id")))
+        obs.put("cwd", as_str(roots[0]), 300)
+    obs.put("tool_use_id", as_str(p.get("tool_use_id")))
     if name.endswith("ShellExecution"):
         _put_tool(obs, "Shell", {"command": p.get("command")})
     elif name.endswith("MCPExecution"):
-        _put_tool(obs, _s(p.get("tool_name")), p.get("tool_input"), mcp=True,
-                  server=_s(p.get("server_name")))
+        _put_tool(obs, as_str(p.get("tool_name")), p.get("tool_input"), mcp=True,
+                  server=as_str(p.get("server_name")))
     elif name in ("beforeReadFile", "afterFileEdit"):
         _put_tool(obs, "Read" if name == "beforeReadFile" else "Edit",
                   {"file_path": p.get("file_path"), "edits": p.get("edits")})
     else:
-        _put_tool(obs, _s(p.get("tool_name")), p.get("tool_input"))
+        _put_tool(obs, as_str(p.get("tool_name")), p.get("tool_input"))
     obs.put("duration_ms", p.get("duration_ms", p.get("duration")))
     if event == "tool_success":
         out = p.get("tool_output", p.get("result_json", p.get("output")))
@@ -494,18 +494,18 @@ def _cursor(p: dict, obs: _Obs, name: str) -> str:
             out = _loads(out) or out
         code = p.get("exit_code", p.get("exitCode"))
         if code is not None:
-            out = dict(_d(out) or {"output": out}, exitCode=code)
+            out = dict(as_dict(out) or {"output": out}, exitCode=code)
         event = _put_result(obs, out)
     elif event == "tool_failure":
-        failure = _s(p.get("failure_type"))
+        failure = as_str(p.get("failure_type"))
         event = "permission_denied" if failure == "permission_denied" else event
         obs.put("reason", failure, 200)
         obs.put("interrupted", p.get("is_interrupt"))
-        obs.put_error(_s(p.get("error_message") or p.get("error")))
+        obs.put_error(as_str(p.get("error_message") or p.get("error")))
     if event in ("stop", "session_end"):
-        obs.put("reason", _s(p.get("status") or p.get("reason")), 200)
+        obs.put("reason", as_str(p.get("status") or p.get("reason")), 200)
     if name == "afterAgentResponse":
-        obs.put("last_message", _s(p.get("text")), 300, "block")
+        obs.put("last_message", as_str(p.get("text")), 300, "block")
     return event
 
 
@@ -520,8 +520,8 @@ _COPILOT_KEYS = ("sessionId", "toolName", "toolArgs", "toolResult", "errorContex
 
 def detect_agent(payload: dict) -> str:
     """Which agent sent ``payload``, from its field names, casing and event names."""
-    p = _d(payload)
-    name = _s(p.get("hook_event_name"))
+    p = as_dict(payload)
+    name = as_str(p.get("hook_event_name"))
     if "conversation_id" in p or "generation_id" in p or "workspace_roots" in p \
             or "cursor_version" in p or (name[:1].islower() and name in _CURSOR_EVENTS
                                          and "timestamp" not in p):
@@ -533,7 +533,7 @@ def detect_agent(payload: dict) -> str:
     if isinstance(p.get("timestamp"), str):  # Gemini and Copilot's VS Code form stamp events
         shared = name in ("SessionStart", "SessionEnd", "Notification")
         return "gemini" if shared and "transcript_path" in p else "copilot"
-    transcript, tool_use_id = _s(p.get("transcript_path")), _s(p.get("tool_use_id"))
+    transcript, tool_use_id = as_str(p.get("transcript_path")), as_str(p.get("tool_use_id"))
     if "prompt_id" in p or "/.claude/" in transcript or tool_use_id.startswith("toolu_"):
         return "claude"
     if "turn_id" in p or ("transcript_path" in p and p["transcript_path"] is None) \
@@ -549,20 +549,20 @@ def normalize(payload: dict, agent: str, event: str = ""):
     hook event when the payload does not (Copilot's camelCase payloads).
     """
     from . import redact
-    p = _d(payload)
+    p = as_dict(payload)
     if agent not in _DIALECTS:
         agent = detect_agent(p)
-    name = _s(p.get("hook_event_name")) or event
+    name = as_str(p.get("hook_event_name")) or event
     if name in _SKIPPED or not (name or agent == "copilot"):
         return None
     obs = _Obs(agent, redact.redact_text)
-    obs.put("session_id", _s(p.get("session_id")))
+    obs.put("session_id", as_str(p.get("session_id")))
     kind = obs["event"] = _DIALECTS[agent](p, obs, name)
     get = lambda camel, snake: p.get(camel, p.get(snake))  # noqa: E731
     _put_shared(obs, p, kind, name, get)
-    obs.put("cwd", _s(p.get("cwd")), 300)
-    obs.put("permission_mode", _s(p.get("permission_mode")))
-    obs.put("model", _s(p.get("model")), 120)
+    obs.put("cwd", as_str(p.get("cwd")), 300)
+    obs.put("permission_mode", as_str(p.get("permission_mode")))
+    obs.put("model", as_str(p.get("model")), 120)
     if kind in _OUTCOMES:
         obs.setdefault("outcome", _OUTCOMES[kind])
     return dict(obs)

@@ -11,12 +11,12 @@ a line without its newline is left for the next run; an observation whose key
 again; observations are appended before the state is replaced. Must not import cli.
 """
 
-import fcntl
 import os
 from typing import Callable, Dict, List, Optional
 
 from . import cursors, fastjson, hook, model, observe, store
 from .errors import UsageError
+from .observe import as_dict, as_str
 
 STATE_FILE = "ingest_state.json"
 _TOOL_KEYS = ("tool", "tool_kind", "args", "family", "file", "edit_old", "edit_new", "hash")
@@ -24,14 +24,6 @@ _NOT_PROMPT = ("<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr
                "[Request interrupted by user", "<system-reminder>", "Caveat: The messages below")
 _INTERRUPTED = "[Request interrupted by user"
 _MAX_PENDING = 200  # tool calls never answered (a killed session) must not grow the state forever
-
-
-def _d(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _s(value) -> str:
-    return value if isinstance(value, str) else ""
 
 
 # --- where transcripts are -----------------------------------------------------------------
@@ -95,7 +87,7 @@ def _text(content) -> str:
     if isinstance(content, str):
         return content
     blocks = content if isinstance(content, list) else []
-    return "\n".join(_s(_d(b).get("text")) for b in blocks if _d(b).get("type") == "text")
+    return "\n".join(as_str(as_dict(b).get("text")) for b in blocks if as_dict(b).get("type") == "text")
 
 
 def _between(text: str, tag: str) -> str:
@@ -111,7 +103,7 @@ def _prompt(entry: dict, content) -> str:
     if isinstance(content, list):
         texts = (_text([block]) for block in content)
         content = "\n".join(t for t in texts if not t.startswith(_NOT_PROMPT))
-    text = _s(content).strip()
+    text = as_str(content).strip()
     if "<command-name>" in text:  # a slash command: the hook sees it as typed
         return f"{_between(text, 'command-name')} {_between(text, 'command-args')}".strip()
     return "" if text.startswith(_NOT_PROMPT) else text
@@ -119,9 +111,9 @@ def _prompt(entry: dict, content) -> str:
 
 def _payloads(entry: dict, cur: dict) -> list:
     """``(hook payload, tool fields)`` pairs for one entry; updates the cursor ``cur``."""
-    message = _d(entry.get("message"))
+    message = as_dict(entry.get("message"))
     content = message.get("content")
-    blocks = [_d(b) for b in content] if isinstance(content, list) else []
+    blocks = [as_dict(b) for b in content] if isinstance(content, list) else []
     base = {"session_id": cur.get("session_id"), "cwd": entry.get("cwd"),
             "permission_mode": cur.get("permission_mode"), "prompt_id": cur.get("prompt_id")}
     out = []
@@ -129,11 +121,11 @@ def _payloads(entry: dict, cur: dict) -> list:
     if kind == "user":
         results = [b for b in blocks if b.get("type") == "tool_result"]
         for block in results:
-            tid = _s(block.get("tool_use_id"))
+            tid = as_str(block.get("tool_use_id"))
             fields = cur["pending"].pop(tid, {})
             text = _text(block.get("content"))
             response = entry.get("toolUseResult") if len(results) == 1 else None
-            interrupted = _d(response).get("interrupted") is True or text.startswith(_INTERRUPTED)
+            interrupted = as_dict(response).get("interrupted") is True or text.startswith(_INTERRUPTED)
             payload = dict(base, tool_use_id=tid)
             if block.get("is_error"):
                 if text.startswith("<tool_use_error>"):
@@ -148,15 +140,15 @@ def _payloads(entry: dict, cur: dict) -> list:
             out.append((dict(base, hook_event_name="UserPromptSubmit", prompt=prompt), {}))
     elif kind == "assistant":
         for block in blocks:
-            if block.get("type") == "tool_use" and _s(block.get("id")):
-                pre = observe.normalize({"hook_event_name": "PreToolUse", "tool_name": _s(
+            if block.get("type") == "tool_use" and as_str(block.get("id")):
+                pre = observe.normalize({"hook_event_name": "PreToolUse", "tool_name": as_str(
                     block.get("name")), "tool_input": block.get("input")}, "claude") or {}
                 cur["pending"][block["id"]] = {k: pre[k] for k in _TOOL_KEYS if k in pre}
         said = _text(blocks)
         if message.get("stop_reason") == "end_turn" and said and not entry.get("isSidechain"):
             out.append((dict(base, hook_event_name="Stop", last_assistant_message=said), {}))
     elif kind == "system" and entry.get("subtype") == "compact_boundary":
-        trigger = _s(_d(entry.get("compactMetadata")).get("trigger"))
+        trigger = as_str(as_dict(entry.get("compactMetadata")).get("trigger"))
         out.append((dict(base, hook_event_name="PostCompact", trigger=trigger), {}))
     return out
 
@@ -196,22 +188,15 @@ def ingest(memory, repo_root: str, given: List[str], since: Optional[str] = None
     run.data["searched"] = [] if given else [project_dir(repo_root)]
     if not files:
         return run.data
-    lock = None
-    if not dry_run:  # two runs at once would read the same bytes twice
-        os.makedirs(memory.root, exist_ok=True)
-        lock = os.open(memory.root, os.O_RDONLY)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-    try:
-        state = cursors.load(run.data["state"], "files", "ingest-transcripts", "re-read every transcript (observations already stored are not duplicated)")
+    redo = "re-read every transcript (observations already stored are not duplicated)"
+    with cursors.exclusive(memory.root, enabled=not dry_run):
+        state = cursors.load(run.data["state"], "files", "ingest-transcripts", redo)
         run.cursors = state["files"]
         run.seen = {key(r) for r in store.read(memory.path("observations"))[0]}
         for path in files:
             run.file(path)
         if not dry_run:
             store.atomic_write(run.data["state"], fastjson.dumps(state) + "\n")
-    finally:
-        if lock is not None:
-            os.close(lock)
     return run.data
 
 
@@ -287,12 +272,12 @@ class _Run:
         return found
 
     def _entry(self, entry: dict, cur: dict) -> List[dict]:
-        ts = model.parse_ts(_s(entry.get("timestamp")))
+        ts = model.parse_ts(as_str(entry.get("timestamp")))
         if not ts:
             return []  # summaries, snapshots, last-prompt: no time, nothing observed
-        cur["session_id"] = _s(entry.get("sessionId")) or cur.get("session_id")
-        cur["permission_mode"] = _s(entry.get("permissionMode")) or cur.get("permission_mode")
-        if entry.get("type") == "user" and _s(entry.get("promptId")):
+        cur["session_id"] = as_str(entry.get("sessionId")) or cur.get("session_id")
+        cur["permission_mode"] = as_str(entry.get("permissionMode")) or cur.get("permission_mode")
+        if entry.get("type") == "user" and as_str(entry.get("promptId")):
             cur["prompt_id"] = entry["promptId"]
         pairs = _payloads(entry, cur)
         if not cur.get("started") and cur.get("session_id"):
