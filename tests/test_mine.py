@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from selflearn import fingerprint, mine, model
+from selflearn import fingerprint, mine, mine_base, mine_failures, model
 from selflearn import store as jsonl
 
 BASE = 1767225600  # 2026-01-01T00:00:00Z
@@ -220,12 +220,12 @@ def test_key_line_prefers_the_line_naming_the_error():
 
 
 def test_confidence_starts_grows_with_diminishing_returns_and_stays_below_one():
-    values = [mine.confidence(n) for n in range(2, 30)]
-    assert values[0] == mine.CONFIDENCE_START
+    values = [mine_base.confidence(n) for n in range(2, 30)]
+    assert values[0] == mine_base.CONFIDENCE_START
     steps = [b - a for a, b in zip(values, values[1:])]
     assert all(s >= 0 for s in steps) and steps[0] > steps[1] > steps[2]
-    assert max(values) <= mine.CONFIDENCE_CAP < 1
-    assert mine.confidence(2, has_fix=True) == mine.CONFIDENCE_START + mine.FIX_BONUS
+    assert max(values) <= mine_base.CONFIDENCE_CAP < 1
+    assert mine_base.confidence(2, has_fix=True) == mine_base.CONFIDENCE_START + mine_base.FIX_BONUS
 
 
 # --- what is found ----------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
     assert card["when_to_use"] == "`npm test` (Bash) fails with: Error: Cannot find module <X>"
     assert (card["origin"], card["status"], card["scope"]) == ("mined", "candidate", "project")
     assert card["key"] == "mined:failure:" + fingerprint.digest(fp_text)
-    assert card["confidence"] == mine.confidence(2, has_fix=True)
+    assert card["confidence"] == mine_base.confidence(2, has_fix=True)
     (step,) = card["solution_steps"]
     assert step.startswith("use `sh -c 'cd /work/p") and "instead of `bash -lc 'cd /work/p" in step
     first, second = written[0], written[3]
@@ -290,7 +290,7 @@ def test_fix_must_resemble_and_come_within_the_window(run, store):
     for sid in ("a", "b"):
         log.append([log.obs(sid, "tool_failure", **shell("npm test", "npm test", "Error: boom")),
                     *[log.obs(sid, "tool_success", tool="Read", tool_kind="read")
-                      for _ in range(mine.FIX_WINDOW)],
+                      for _ in range(mine_failures.FIX_WINDOW)],
                     log.obs(sid, "tool_success", **shell("npm test --ci", "npm test")),
                     log.obs(sid, "tool_failure", **shell("make x", "make x", "Error: other")),
                     log.obs(sid, "tool_success", **shell("ls", "ls"))])
@@ -322,7 +322,7 @@ def test_failures_in_one_session_or_environmental_are_not_lessons(run, store):
                                                  "with this tool use.")),
             log.obs(sid, "tool_success", **shell("ls", "ls"))])
     data = js(run)
-    assert data["lessons"] == [] and data["clusters"] == {"failures": 1}
+    assert data["lessons"] == [] and data["clusters"]["failures"] == 1
     assert not (store / "aha_cards.jsonl").exists()
 
 
@@ -463,14 +463,14 @@ def test_since_considers_only_later_observations_and_keeps_the_checkpoint(run, s
 
 
 def test_clusters_and_waiting_sessions_stay_bounded(run, store, monkeypatch):
-    monkeypatch.setattr(mine, "MAX_CLUSTERS", 10)
-    monkeypatch.setattr(mine, "MAX_PENDING_SESSIONS", 3)
+    monkeypatch.setattr(mine_failures, "MAX_CLUSTERS", 10)
+    monkeypatch.setattr(mine_failures, "MAX_PENDING_SESSIONS", 3)
     log = Log(store)
     _two_sessions(log, error="Error: planted")
     log.append([log.obs(f"s{i}", "tool_failure", **shell("npm test", "npm test", f"Error: {w}"))
                 for i, w in enumerate(_ghij(random.Random(i), 10) for i in range(40))])
     _two_sessions(log, error="Error: planted", sids=("c",))
-    monkeypatch.setattr(mine, "MAX_FIXES_KEPT", 1)
+    monkeypatch.setattr(mine_failures, "MAX_FIXES_KEPT", 1)
     log.append([log.obs("c", e, **shell(args, "npm test", "Error: planted"))
                 for variant in ("-x", "-y")
                 for e, args in (("tool_failure", "npm test"), ("tool_success", f"npm test {variant}"))])

@@ -12,13 +12,15 @@ import json
 import sys
 from typing import List, Optional
 
-from . import __version__, cli_graduate, cli_hooks, cli_learn, cli_memory
+from . import (__version__, cli_graduate, cli_guidance, cli_hooks, cli_learn, cli_memory,
+               cli_proposals, cli_share, cli_surface)
 from .cli_common import PROG, SCRIPT, Context, _common, examples
 from .errors import SelfLearningError, UsageError
 
 # The order here is the order of `--help`.
 COMMANDS = (cli_memory.COMMANDS + cli_hooks.COMMANDS + cli_graduate.COMMANDS
-            + cli_learn.COMMANDS)
+            + cli_learn.COMMANDS + cli_proposals.COMMANDS + cli_guidance.COMMANDS
+            + cli_surface.COMMANDS + cli_share.COMMANDS)
 
 
 class Parser(argparse.ArgumentParser):

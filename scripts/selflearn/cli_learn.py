@@ -36,7 +36,7 @@ def _add_mine(sub) -> None:
 def _run_mine(ctx: Context) -> Tuple[dict, List[str]]:
     from . import mine
     a = ctx.args
-    data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run)
+    data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root)
     a.writes = not a.dry_run and any(e["action"] in ("created", "reinforced")
                                      for e in data["lessons"])
     return data, mine.render(data)

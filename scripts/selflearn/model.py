@@ -34,9 +34,10 @@ STATUS_ALIASES = {
 SIGNAL_KINDS = (
     "aha_used", "aha_recalled", "aha_reinforced", "aha_promoted", "aha_backported",
     "aha_status", "rec_used", "rec_touched", "rec_done", "rec_reinforced", "rec_status",
-    "aha_observed",
+    "aha_observed", "aha_surfaced", "aha_helped", "aha_violated",
 )
-SIGNAL_SOURCES = ("manual", "record", "cli", "hook", "miner", "backport", "repair")
+SIGNAL_SOURCES = ("manual", "record", "cli", "hook", "miner", "backport", "repair",
+                  "lifecycle", "reinforce", "feedback", "human")
 
 
 class Field:
@@ -96,7 +97,11 @@ CARD_FIELDS = _COMMON + [
     Field("status", "str", "Lifecycle status.", choices=CARD_STATUSES, default="proposed"),
     Field("origin", "str", "`agent` (recorded), `mined` (learned from hooks), `human`.",
           choices=ORIGINS, default="agent"),
-    Field("confidence", "number", "Trust in [0, 1] for mined lessons."),
+    Field("confidence", "number", "Trust in [0, 1] from the evidence that created it; "
+          "`lifecycle` adjusts it for use, outcomes and idle time."),
+    Field("observations", "number", "Mined: how many observations back it."),
+    Field("first_seen", "str", "Mined: UTC time of the earliest observation behind it."),
+    Field("last_seen", "str", "Mined: UTC time of the latest observation behind it."),
     Field("input_shape", "object", "Schema-like summary of the inputs."),
     Field("output_shape", "object", "Shape of what it produces."),
 ] + _SHARED
@@ -123,7 +128,8 @@ SIGNAL_FIELDS = _COMMON + [
     Field("kind", "str", "What happened.", required=True, choices=SIGNAL_KINDS),
     Field("aha_id", "str", "The card it concerns."),
     Field("rec_id", "str", "The recommendation it concerns."),
-    Field("source", "str", "Who emitted it: manual, record, cli, hook, miner, backport, repair."),
+    Field("source", "str", "Who emitted it: " + ", ".join(SIGNAL_SOURCES) + "."),
+    Field("session_id", "str", "The agent session it concerns (surfacing and outcomes)."),
     Field("context", "str", "Short, non-sensitive context."),
 ]
 KINDS = {"card": CARD_FIELDS, "rec": REC_FIELDS, "event": EVENT_FIELDS, "signal": SIGNAL_FIELDS}

@@ -16,6 +16,9 @@ FILES = {
     "signals": "signals.jsonl",
     "backports": "backports.jsonl",
     "observations": "observations.jsonl",
+    "proposals": "proposals.jsonl",
+    "surfacings": "surfacings.jsonl",
+    "corrections": "corrections.jsonl",
 }
 
 

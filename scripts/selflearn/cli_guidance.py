@@ -1,0 +1,6 @@
+"""Guidance commands: analyze, improve.
+
+Imports ``cli_common`` and features only; must not import ``cli``.
+"""
+
+COMMANDS = ()

@@ -1,0 +1,6 @@
+"""Surfacing commands: advice, reinforce.
+
+Imports ``cli_common`` and features only; must not import ``cli``.
+"""
+
+COMMANDS = ()

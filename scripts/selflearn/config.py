@@ -1,0 +1,33 @@
+"""The project's own settings: ``<repo>/.agent-skills/self-learning/config.json``.
+
+Optional and human-edited; absent means defaults. Read once per command; a
+file that is not a JSON object is a one-line error, never a silent default.
+Keys are documented in references/LEARNING.md (``skill_bypass``) and
+references/SURFACING.md (``advice``). Must not import cli.
+"""
+
+import json
+import os
+
+from .errors import SelfLearningError
+
+CONFIG = os.path.join(".agent-skills", "self-learning", "config.json")
+
+
+def path(repo_root: str) -> str:
+    return os.path.join(repo_root, CONFIG)
+
+
+def load(repo_root: str) -> dict:
+    """The config object, ``{}`` when there is none."""
+    where = path(repo_root)
+    try:
+        with open(where, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SelfLearningError(f"{where}: not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise SelfLearningError(f"{where}: must hold a JSON object, got {type(data).__name__}")
+    return data

@@ -1,0 +1,60 @@
+"""What every miner shares: the ``Run`` protocol, ``Setup``, confidence and cuts.
+
+A miner module exposes ``KIND`` (its ``--kind`` name), ``miner(agg, setup) -> Run``
+and ``recurs(obs) -> Optional[str]`` (the digest an observation would add to, so
+``reinforce`` can tell whether a surfaced lesson's pattern came back).
+``agg`` is the miner's own JSON-serializable state, saved in the checkpoint.
+Must not import cli or mine.
+"""
+
+from typing import Callable, List, NamedTuple
+
+# --- confidence of a lesson from its evidence, shared by the miners (references/LEARNING.md) ---
+MIN_SESSIONS = 2            # a pattern becomes a lesson once seen in this many distinct sessions
+CONFIDENCE_START = 0.4      # confidence of a lesson seen in exactly MIN_SESSIONS sessions
+CONFIDENCE_CAP = 0.9        # confidence never reaches 1: a mined lesson stays a candidate
+CONFIDENCE_KEEP = 0.5       # each session past MIN_SESSIONS keeps this share of the gap to CAP
+FIX_BONUS = 0.05            # added when the log shows what worked instead (still capped)
+# Failures that teach nothing about the project: the user or the agent stopped the tool,
+# or the agent's own read-before-edit protocol (it recovers by reading the file).
+IGNORED_EXIT_CODES = (130, 137, 143)  # SIGINT, SIGKILL, SIGTERM: interrupted, not failed
+IGNORED_ERRORS = (
+    "interrupted by user", "request interrupted", "user doesn't want to proceed",
+    "user declined", "rejected by user", "keyboardinterrupt", "operation was aborted",
+    "has not been read yet", "modified since read",
+)
+
+
+class Run(NamedTuple):
+    """One miner over one run: ``wants(raw line) -> bool`` (a fast byte test; False
+    skips the line unparsed), ``feed(obs)`` once per parsed observation in file
+    order, ``lessons()`` the lessons whose evidence changed in this run."""
+    wants: Callable[[bytes], bool]
+    feed: Callable[[dict], None]
+    lessons: Callable[[], List[dict]]
+
+
+class Setup(NamedTuple):
+    """What a miner may know besides observations: the repository and its config."""
+    repo_root: str
+    config: dict
+
+
+def confidence(sessions: int, has_fix: bool = False) -> float:
+    """START at MIN_SESSIONS; each further session keeps KEEP of the gap to CAP; + FIX_BONUS."""
+    extra = max(0, sessions - MIN_SESSIONS)
+    value = CONFIDENCE_START + (CONFIDENCE_CAP - CONFIDENCE_START) * (1 - CONFIDENCE_KEEP ** extra)
+    return round(min(CONFIDENCE_CAP, value + (FIX_BONUS if has_fix else 0.0)), 3)
+
+
+def ignored(obs: dict) -> bool:
+    """Interrupted or protocol failures: kept in the log, never a lesson."""
+    if obs.get("interrupted") is True or obs.get("exit_code") in IGNORED_EXIT_CODES:
+        return True
+    error = str(obs.get("error") or "").lower()
+    return any(marker in error for marker in IGNORED_ERRORS)
+
+
+def cut(text: str, limit: int) -> str:
+    text = " ".join(str(text or "").replace("`", "'").split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
