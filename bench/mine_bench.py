@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""mine: a full run over N observations, then an incremental run after 1,000 more.
+"""mine (every kind): a full run over N observations, then an incremental run after 1,000 more.
 
 Builds a synthetic observations.jsonl in a throwaway store (a few hundred
 interleaved sessions; prompts, pre_tool, successes, one-off failures and
-planted failures repeated across sessions, some followed by a fix), runs
-`mine` as a subprocess twice and prints both wall times, their ratio and
-each run's peak memory (max RSS from wait4's rusage).
+planted failures repeated across sessions, some followed by a fix; edits and
+their corrections; permission requests, approvals and denials; npm/pnpm runs;
+commands a config.json skill_bypass rule maps to a skill), runs `mine` as a
+subprocess twice and prints both wall times, their ratio, each run's peak
+memory (max RSS from wait4's rusage) and the clusters kept per kind.
 Usage: python3 bench/mine_bench.py [--n 1000000] [--sessions 300] [--keep]
 """
 import argparse
@@ -67,6 +69,8 @@ class Gen:
                 out.append(self.obs(sid, "tool_success", tool="Bash", tool_kind="shell",
                                     outcome="success", args=fix.format(n=n), family=family))
             return out
+        if r < 0.115:
+            return self.other_kinds(sid, n)
         if r < 0.13:  # a one-off failure
             word = "".join(rng.choice("ghijklmnopqrstuvwxyz") for _ in range(10))
             return [self.obs(sid, "tool_failure", tool="Bash", tool_kind="shell", outcome="failure",
@@ -80,6 +84,40 @@ class Gen:
         return [self.obs(sid, "pre_tool", **fields),
                 self.obs(sid, "tool_success", outcome="success", duration_ms=n % 5000,
                          cwd="/repo", **fields)]
+
+    def other_kinds(self, sid: str, n: int) -> list:
+        """A correction of the agent's own edit, a permission asked or refused, a package
+        manager that fails next to one that works, or a command mapped to a skill."""
+        rng, shell = self.rng, {"tool": "Bash", "tool_kind": "shell"}
+        r, path = rng.random(), f"/repo/src/m{n % 500}.py"
+        if r < 0.3:
+            old, new = rng.choice((("load", "safe_load"), ("assertEquals", "assertEqual"),
+                                   (f"v{n}", f"w{n}")))
+            edit = {"tool": "Edit", "tool_kind": "edit", "file": path, "args": path,
+                    "outcome": "success"}
+            return [self.obs(sid, "tool_success", edit_old="", edit_new=f"x{n} = y.{old}(f)",
+                             **edit),
+                    self.obs(sid, "tool_success", edit_old=f"x{n} = y.{old}(f)",
+                             edit_new=f"x{n} = y.{new}(f)", **edit)]
+        if r < 0.5:
+            uid = f"toolu_{n:08d}"
+            return [self.obs(sid, "permission_request", args="pnpm install",
+                             family="pnpm install", tool_use_id=uid, **shell),
+                    self.obs(sid, "tool_success", args="pnpm install", family="pnpm install",
+                             tool_use_id=uid, outcome="success", **shell)]
+        if r < 0.65:
+            return [self.obs(sid, "permission_denied", args=f"rm -rf build{n}", family="rm",
+                             reason="destructive command", **shell)]
+        if r < 0.9:
+            ok = rng.random() < 0.6
+            return [self.obs(sid, "tool_success" if ok else "tool_failure",
+                             args="pnpm test" if ok else "npm test",
+                             family="pnpm test" if ok else "npm test",
+                             outcome="success" if ok else "failure",
+                             **({} if ok else {"error": "npm ERR! lockfile", "exit_code": 1}),
+                             **shell)]
+        return [self.obs(sid, "tool_success", args=f"npm publish --tag t{n}",
+                         family="npm publish", outcome="success", **shell)]
 
     def lines(self, count: int):
         """``count`` encoded lines, sessions interleaved eight at a time."""
@@ -137,6 +175,8 @@ def main() -> None:
         env = {**os.environ, "SELF_LEARNING_REPO_ROOT": repo, "SELF_LEARNING_USER": "bench"}
         store = os.path.join(repo, ".agent-skills", "self-learning", "v1", "users", "bench")
         os.makedirs(store)
+        with open(os.path.join(repo, ".agent-skills", "self-learning", "config.json"), "w") as fh:
+            json.dump({"skill_bypass": [{"pattern": r"^npm publish\b", "skill": "release"}]}, fh)
         path = os.path.join(store, "observations.jsonl")
         me = [sys.executable, os.path.abspath(__file__), "--build", path,
               "--sessions", str(args.sessions)]
@@ -161,7 +201,13 @@ def main() -> None:
               f"  ({data_incr['unchanged']} already up to date)")
         print(f"ratio full / incremental: {full / incr:.0f}x; peak RSS of the mine runs: "
               f"{peak_full:.0f} MiB (full), {peak_incr:.0f} MiB (incremental); "
-              f"checkpoint {state / 1024:.0f} KiB with {data_incr['clusters']['failures']:,} clusters")
+              f"checkpoint {state / 1024:.0f} KiB")
+        print("clusters kept: " + ", ".join(f"{kind} {n:,}" for kind, n in
+                                            data_incr["clusters"].items()))
+        kinds = {}
+        for e in data_full["lessons"]:
+            kinds[e["kind"]] = kinds.get(e["kind"], 0) + (e["action"] == "created")
+        print("cards created by the full run: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     finally:
         if args.keep:
             print(f"kept {repo}")

@@ -7,6 +7,7 @@ mixed with noise (successes, one-off failures, failures in one session only, int
 import json
 import os
 import random
+import types
 import uuid
 
 import pytest
@@ -234,7 +235,7 @@ def test_planted_patterns_are_found_and_noise_is_not(run, store, capsys):
     log = Log(store)
     events, noise = planted_log()
     write_log(log, events)
-    data = js(run)
+    data = js(run, "--kind", "failures")  # the other kinds: tests/test_miners.py
     found = {e["fingerprint"] for e in data["lessons"] if e["action"] == "created"}
     expected = {fp for _, fp, _ in PLANTED.values()}
     hits = found & expected
@@ -321,7 +322,7 @@ def test_failures_in_one_session_or_environmental_are_not_lessons(run, store):
             log.obs(sid, "tool_failure", **shell("rm x", "rm", "The user doesn't want to proceed "
                                                  "with this tool use.")),
             log.obs(sid, "tool_success", **shell("ls", "ls"))])
-    data = js(run)
+    data = js(run, "--kind", "failures")  # denials learns the rejection
     assert data["lessons"] == [] and data["clusters"]["failures"] == 1
     assert not (store / "aha_cards.jsonl").exists()
 
@@ -348,13 +349,13 @@ def test_second_run_reads_nothing_and_writes_nothing(run, store):
 def test_new_session_reinforces_reading_only_new_bytes(run, store):
     log = Log(store)
     _two_sessions(log)
-    first = js(run)
+    first = js(run, "--kind", "failures")
     (card,) = cards(store).values()
     size = os.path.getsize(log.path)
     new = log.append([log.obs("c", "tool_success", **shell("ls", "ls")),
                       log.obs("c", "tool_failure", **shell("npm test", "npm test",
                                                            "Error: Cannot find module 'y'"))])
-    data = js(run)
+    data = js(run, "--kind", "failures")
     assert data["from_offset"] == size and data["observations_read"] == len(new)
     assert data["parsed"] == 1  # a success with no failure waiting in its session stays unparsed
     (lesson,) = data["lessons"]
@@ -370,7 +371,7 @@ def test_new_session_reinforces_reading_only_new_bytes(run, store):
     # the same failure again in a known session changes nothing worth a version
     log.append([log.obs("c", "tool_failure", **shell("npm test", "npm test", "Error: Cannot "
                                                      "find module 'z'"))])
-    data = js(run)
+    data = js(run, "--kind", "failures")
     assert data["lessons"] == [] and cards(store)[card["id"]]["_versions"] == 2
 
 
@@ -490,7 +491,7 @@ def test_text_output(run, store):
     code, out, err = run(["mine"])
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == f"read 2 new observation(s) from byte 0 to {os.path.getsize(log.path)} (failures)"
+    assert lines[0] == f"read 2 new observation(s) from byte 0 to {os.path.getsize(log.path)} ({', '.join(mine.MINERS)})"
     assert lines[1].startswith("created aha_") and lines[1].endswith(
         ": `npm test` fails with `Error: Cannot find module <X>` (2 sessions, confidence 0.4)")
     assert lines[2] == f"checkpoint: byte {os.path.getsize(log.path)} in {store / 'mine_state.json'}"
@@ -528,9 +529,12 @@ def test_unreadable_line_is_a_warning(run, store):
     assert err.startswith(f"self_learning: warning: {log.path}:3: not JSON (")
 
 
+KNOWN = "failures, edits, bypass, denials, preferences, sequences"
+
+
 @pytest.mark.parametrize("args, message", [
-    (["--kind", "edits"], "mine: unknown --kind 'edits' (known: failures)"),
-    (["--kind", "failures,bogus"], "mine: unknown --kind 'bogus' (known: failures)"),
+    (["--kind", "edit"], f"mine: unknown --kind 'edit' (known: {KNOWN})"),
+    (["--kind", "failures,bogus"], f"mine: unknown --kind 'bogus' (known: {KNOWN})"),
     (["--since", "yesterday"], "mine: --since 'yesterday' is not an ISO date; use e.g. "
                                "2025-01-31 or 2025-01-31T12:00:00Z"),
 ])
@@ -581,21 +585,29 @@ def test_lines_written_by_another_json_writer_are_still_read(run, store):
     assert lesson["sessions"] == 2
 
 
-def test_a_new_kind_is_one_function_and_one_table_entry(run, store, monkeypatch):
-    def prompts(agg):  # a toy miner: counts prompts, never proposes a lesson
+def test_every_kind_is_a_module_in_the_registry():
+    assert ", ".join(mine.MINERS) == KNOWN
+    for kind, module in mine.MINERS.items():
+        assert module.KIND == kind and callable(module.miner) and callable(module.recurs)
+        assert module.recurs({"event": "prompt", "prompt": "hi"}) is None
+
+
+def test_a_new_kind_is_one_module_and_one_registry_entry(run, store, monkeypatch):
+    def miner(agg, setup):  # a toy miner: counts prompts, never proposes a lesson
         agg.setdefault("prompts", 0)
 
         def feed(obs):
             agg["prompts"] += obs.get("event") == "prompt"
-        return mine.Run(lambda raw: b"prompt" in raw, feed, lambda: [])
+        return mine_base.Run(lambda raw: b"prompt" in raw, feed, lambda: [])
 
-    monkeypatch.setitem(mine.MINERS, "prompts", prompts)
+    toy = types.SimpleNamespace(KIND="prompts", miner=miner, recurs=lambda obs: None)
+    monkeypatch.setitem(mine.MINERS, toy.KIND, toy)
     log = Log(store)
     log.append([log.obs("a", "prompt", prompt="hi")])
     _two_sessions(log)
     assert js(run, "--kind", "failures")["clusters"] == {"failures": 1}
     log.append([log.obs("b", "prompt", prompt="again")])
-    data = js(run)  # prompts starts at byte 0, failures at its checkpoint
+    data = js(run, "--kind", "failures,prompts")  # prompts starts at byte 0, failures later
     assert data["kinds"] == ["failures", "prompts"] and data["from_offset"] == 0
     assert data["lessons"] == [] and data["observations_read"] == 4
     state = json.loads((store / mine.STATE_FILE).read_text())["kinds"]

@@ -3,7 +3,7 @@
 Owns: normalizing an error head (paths, temp names, timestamps, UUIDs, hex,
 numbers and quoted values become placeholders), picking its most telling
 line, and the fingerprint ``kind|tool|family|normalized line`` with its short
-digest. Pure functions, no I/O; used by ``mine``. Must not import cli.
+digest. Pure functions, no I/O; used by the miners. Must not import cli.
 Changing a rule changes fingerprints, so mined cards made before the change
 start new clusters; note such changes in references/LEARNING.md.
 """
@@ -66,9 +66,11 @@ def of_failure(obs: dict):
     return text, digest(text), raw
 
 
-def digest(text: str) -> str:
-    """12 hex digits of the SHA-256 of a lower-cased fingerprint: short, stable, case-blind."""
-    return hashlib.sha256(text.lower().encode("utf-8", "replace")).hexdigest()[:12]
+def digest(text: str, fold_case: bool = True) -> str:
+    """12 hex digits of the SHA-256 of a fingerprint: short, stable, case-blind unless
+    ``fold_case`` is False (an edit from ``Foo`` to ``foo`` is not one from ``foo`` to ``Foo``)."""
+    text = text.lower() if fold_case else text
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
 
 
 def head_of(text: str) -> str:

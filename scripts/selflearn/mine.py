@@ -103,6 +103,8 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: 
     for name in names:
         cp = state["kinds"].get(name)
         why = "--since reads the whole file" if since_iso else _why_full(cp, st, fh)
+        stale = getattr(MINERS[name], "stale", None)  # e.g. its config changed
+        why = why or (stale(cp["agg"], setup) if stale and cp else None)
         if why and cp is not None:
             data["full"], data["full_reason"] = True, why
         cp = cp if not why else {"offset": 0, "line": 0, "agg": {}}
@@ -221,6 +223,9 @@ def render(data: dict) -> List[str]:
     for e in data["lessons"]:
         lines.append(f"{e['action']} {e['id'] or '(new card)'}: {e['title']} "
                      f"({e['sessions']} sessions, confidence {e['confidence']})")
+    for e in data.get("proposals", []):
+        lines.append(f"{e['action']} {e.get('kind', '?')} proposal {e.get('id') or '(new)'}: "
+                     f"{e.get('title', '')}")
     if not data["lessons"]:
         lines.append("no new or reinforced lessons")
     if data["unchanged"]:
