@@ -8,7 +8,7 @@ candidate is.
 
 from typing import Dict, List, Optional
 
-from . import model, score, search
+from . import corrections, lifecycle, model, score, search
 from .memory import Stores
 
 DAY = 86400.0
@@ -27,11 +27,18 @@ def _public(record: dict) -> dict:
 
 
 def card_views(stores: Stores, counts: Optional[Dict[str, Dict[str, int]]] = None) -> List[dict]:
-    """Latest version of every card with ``score``, ``score_explained`` and ``backport_ready``."""
+    """Latest version of every card with ``score``, ``score_explained``, ``backport_ready``,
+    ``confidence`` now (``lifecycle.confidence``; the stored base is ``confidence_base``) and
+    the newest ``corrections``."""
     counts = score.tally(stores.load("signals")) if counts is None else counts
+    ev, now = lifecycle.evidence(stores.load("signals")), model.now()
+    fixes = corrections.latest(stores)
     views = []
     for card in stores.folded("cards").values():
         view = _public(card)
+        view["confidence_base"] = lifecycle.base_confidence(card)
+        view["confidence"] = lifecycle.confidence(card, ev.get(card["id"]), now)
+        view["corrections"] = corrections.for_card(fixes, card)
         mine = counts.get(card["id"], {})
         view["score"], view["score_explained"] = score.score(view, mine)
         view["signals"] = mine

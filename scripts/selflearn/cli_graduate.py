@@ -94,22 +94,39 @@ def _run_backport_remove(ctx: Context) -> Tuple[dict, List[str]]:
 
 
 def _add_promote(sub) -> None:
-    p = sub.add_parser("promote", help="copy cards to your global store (shared by all repos)",
-                       description="Copies the latest version of each card to the global store "
-                       "once and records an aha_promoted signal here; `list --include-global` "
-                       "then shows it in every repo (a project copy wins on id clash). Global "
-                       "store: ~/.agent-skills/self-learning/v1/users/<user>/ (moved by "
+    p = sub.add_parser("promote", help="accept mined candidates that proved themselves, or "
+                       "(--ids) copy cards to your global store",
+                       description="Two modes. Without --ids: lifecycle promotion; every mined "
+                       "candidate that meets the bar (enough observations over enough days, "
+                       "confidence high enough, no recent violation; references/LIFECYCLE.md) "
+                       "becomes accepted, recorded as a card version and an aha_status signal; "
+                       "the candidates that stay are listed with the reason. With --ids: copies "
+                       "the latest version of each card to the global store once and records an "
+                       "aha_promoted signal here; `list --include-global` then shows it in every "
+                       "repo (a project copy wins on id clash). Global store: "
+                       "~/.agent-skills/self-learning/v1/users/<user>/ (moved by "
                        "SELF_LEARNING_GLOBAL_DIR).",
-                       epilog=examples(f"{SCRIPT} promote --ids aha_example"))
-    p.add_argument("--ids", action="append", required=True,
-                   help="card ids (comma-separated or repeated)")
+                       epilog=examples(f"{SCRIPT} promote --dry-run", f"{SCRIPT} promote",
+                                       f"{SCRIPT} promote --ids aha_example"))
+    p.add_argument("--ids", action="append",
+                   help="copy these cards to the global store (comma-separated or repeated)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="lifecycle mode only: list what would be accepted; write nothing")
     p.set_defaults(run=_run_promote, include_global=True, writes=True)
 
 
 def _run_promote(ctx: Context) -> Tuple[dict, List[str]]:
-    from . import backport, promote
-    data = promote.promote(ctx.memory, ctx.stores.global_, backport.parse_ids(ctx.args.ids),
-                           ctx.user)
+    from . import backport, promote, transitions
+    a = ctx.args
+    if a.ids is None:
+        data = transitions.run(ctx.memory, "promote", a.dry_run)
+        a.writes = data["wrote"]
+        return data, transitions.render(data)
+    if a.dry_run:
+        from .errors import UsageError
+        raise UsageError("promote: --dry-run applies to lifecycle promotion (without --ids); "
+                         "copying with --ids has no dry run")
+    data = promote.promote(ctx.memory, ctx.stores.global_, backport.parse_ids(a.ids), ctx.user)
     return data, promote.render(data)
 
 

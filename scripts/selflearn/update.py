@@ -23,6 +23,13 @@ def _require(ids: List[str], known: dict, command: str, what: str) -> None:
                                    f"(see `list` or `review --format json`)" for i in missing))
 
 
+def new_version(record: dict, **changes) -> dict:
+    """A full next version of a folded record (bookkeeping keys dropped) with ``changes``."""
+    version = {k: v for k, v in record.items() if not k.startswith("_")}
+    version.update(v=model.SCHEMA_VERSION, ts=model.iso(), **changes)
+    return version
+
+
 def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[str] = None,
                scope: Optional[str] = None) -> dict:
     """Append a version of card/rec ``rid`` with a new status (and scope)."""
@@ -35,9 +42,7 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
         raise UsageError(f"{command}: unknown status {status!r} (one of: {', '.join(allowed)})")
     if scope is not None and scope not in model.SCOPES:
         raise UsageError(f"{command}: unknown scope {scope!r} (one of: {', '.join(model.SCOPES)})")
-    version = {k: v for k, v in records[rid].items() if not k.startswith("_")}
-    version.update(v=model.SCHEMA_VERSION, ts=model.iso(), status=status,
-                   last_touched_ts=model.iso())
+    version = new_version(records[rid], status=status, last_touched_ts=model.iso())
     if note is not None:
         version["note"] = redact.redact_text(note)
     if scope is not None:

@@ -1,0 +1,201 @@
+"""maintain on a fake clock: every step in order, the rate limit, the nothing-new skip, the daily
+lifecycle run, idempotence, --force, and a dry run that writes nothing (state included)."""
+import json
+
+import pytest
+
+from selflearn import lifecycle, maintain, mine_base, model
+from selflearn import store as jsonl
+from selflearn.memory import Memory
+
+T0 = 1767225600.0  # 2026-01-01T00:00:00Z
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """``clock(seconds)`` sets SELF_LEARNING_NOW to T0 + seconds."""
+    def _at(seconds):
+        monkeypatch.setenv("SELF_LEARNING_NOW", model.iso(T0 + seconds))
+    _at(0)
+    return _at
+
+
+def failure(n, ts, session, event="tool_failure"):
+    """Observation ``n``: the npm failure (or another event) in ``session`` at epoch ``ts``."""
+    obs = {"v": 1, "id": f"obs_{n}", "ts": model.iso(ts), "agent": "claude",
+           "session_id": session, "event": event}
+    if event == "tool_failure":
+        obs.update(outcome="failure", tool="Bash", tool_kind="shell", args="npm test",
+                   family="npm test", error="Error: Cannot find module 'left-pad'")
+    return obs
+
+
+def failures(store, sessions, start=0):
+    """The same npm failure once in each session: a lesson once in 2 or more sessions."""
+    jsonl.append(str(store / "observations.jsonl"), [
+        failure(start + n, T0 - 3600 + 60 * (start + n), f"s{start + n}")
+        for n in range(sessions)])
+
+
+def js(run, *args):
+    code, out, err = run(["maintain", *args, "--format", "json"])
+    assert code == 0, err
+    return json.loads(out)
+
+
+def snapshot(store):
+    return {p.name: p.read_bytes() for p in sorted(store.iterdir()) if p.is_file()} \
+        if store.exists() else {}
+
+
+def cards(store):
+    return jsonl.fold(jsonl.read(str(store / "aha_cards.jsonl"))[0])
+
+
+def test_first_run_mines_reinforces_promotes_decays_and_saves_state(run, clock, store):
+    failures(store, 2)
+    code, out, err = run(["maintain"])
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "mine", "reinforce", "promote", "decay", "state"]
+    assert lines[0] == "mine: 1 lesson(s) (1 created, 0 reinforced) from 2 new observation(s)"
+    assert lines[2] == "promote: no change (1 mined lesson(s) checked)"
+    (card,) = cards(store).values()
+    assert (card["origin"], card["status"]) == ("mined", "candidate")
+    state = json.loads((store / maintain.STATE_FILE).read_text())
+    assert state["last_run"] == state["last_lifecycle"] == model.iso(T0)
+    assert state["seen"] == maintain.seen(Memory(str(store)))
+    assert state["seen"]["observations"]["size"] == (store / "observations.jsonl").stat().st_size
+    assert (store / "INDEX.md").exists()
+
+
+def test_rate_limit_then_nothing_new_both_write_nothing(run, clock, store):
+    failures(store, 2)
+    js(run)
+    before = snapshot(store)
+    clock(maintain.MIN_INTERVAL_MINUTES * MINUTE - 1)
+    data = js(run)
+    assert data["skipped"] == (
+        f"rate limited: the last run was {maintain.MIN_INTERVAL_MINUTES - 1} minute(s) ago "
+        f"(< {maintain.MIN_INTERVAL_MINUTES}); --force runs now")
+    assert data["steps"] == {} and snapshot(store) == before
+    clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
+    code, out, _ = run(["maintain"])
+    due = model.iso(T0 + maintain.LIFECYCLE_EVERY_HOURS * HOUR)
+    assert out == (f"maintain: skipped: nothing observed since the last run at {model.iso(T0)}; "
+                   f"promote and decay are next due at {due}\n")
+    assert snapshot(store) == before
+
+
+def test_new_observations_run_mine_again(run, clock, store):
+    failures(store, 2)
+    js(run)
+    failures(store, 1, start=2)
+    clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
+    data = js(run)
+    assert data["new_since_last_run"] and data["wrote"]
+    (lesson,) = data["steps"]["mine"]["lessons"]
+    assert (lesson["action"], lesson["sessions"]) == ("reinforced", 3)
+
+
+def test_without_news_promote_and_decay_run_once_a_day(run, clock, store):
+    failures(store, 2)
+    js(run)
+    clock(maintain.LIFECYCLE_EVERY_HOURS * HOUR - 1)
+    assert js(run)["skipped"].startswith("nothing observed")
+    clock(maintain.LIFECYCLE_EVERY_HOURS * HOUR)
+    data = js(run)
+    assert set(data["steps"]) == {"promote", "decay"} and not data["wrote"]
+    code, out, _ = run(["maintain", "--force", "--dry-run"])
+    assert out.splitlines()[-1] == "dry run: nothing written"
+    clock(lifecycle.DORMANT_AFTER_DAYS * 24 * HOUR)
+    code, out, _ = run(["maintain"])
+    assert out.splitlines()[:3] == [
+        "mine, reinforce: skipped (nothing observed since the last run)",
+        "promote: no change (1 mined lesson(s) checked)",
+        "decay: 1 dormant (1 mined lesson(s) checked)"]
+    assert [c["status"] for c in cards(store).values()] == ["dormant"]
+
+
+def test_second_run_and_forced_run_change_nothing_but_state(run, clock, store):
+    failures(store, 3)
+    first = js(run)
+    assert first["wrote"]
+    before = snapshot(store)
+    clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
+    assert js(run)["skipped"] and snapshot(store) == before
+    forced = js(run, "--force")
+    assert forced["forced"] and set(forced["steps"]) == {"mine", "reinforce", "promote", "decay"}
+    assert not forced["wrote"]
+    after = snapshot(store)
+    assert {k for k in after if after[k] != before.get(k)} == {maintain.STATE_FILE}
+
+
+def test_dry_run_writes_nothing_not_even_state(run, clock, store):
+    failures(store, 2)
+    before = snapshot(store)
+    data = js(run, "--dry-run")
+    assert data["dry_run"] and not data["wrote"]
+    assert [e["action"] for e in data["steps"]["mine"]["lessons"]] == ["created"]
+    assert snapshot(store) == before
+    assert not (store / maintain.STATE_FILE).exists()
+
+
+def test_promotes_a_candidate_that_meets_the_bar(run, clock, store):
+    failures(store, lifecycle.PROMOTE_MIN_OBSERVATIONS + 2)
+    js(run)
+    (card,) = cards(store).values()
+    assert card["status"] == "candidate"  # its observations span minutes, not days
+    jsonl.append(str(store / "aha_cards.jsonl"), [{
+        **{k: v for k, v in card.items() if not k.startswith("_")},
+        "first_seen": model.iso(model.parse_ts(card["last_seen"])
+                                - lifecycle.PROMOTE_MIN_DAYS * 86400)}])
+    clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
+    data = js(run)
+    assert [c["to"] for c in data["steps"]["promote"]["changes"]] == ["accepted"]
+
+
+def test_no_store_yet_creates_none(run, clock, store):
+    code, out, err = run(["maintain"])
+    assert code == 0, err
+    assert out.splitlines()[0] == "mine: no observations yet"
+    assert not store.exists()
+
+
+def test_unreadable_state_is_one_line(run, clock, store):
+    store.mkdir(parents=True)
+    (store / maintain.STATE_FILE).write_text("{not json")
+    code, out, err = run(["maintain"])
+    assert (code, out) == (2, "")
+    assert err.startswith(f"self_learning: error: maintain: {store / maintain.STATE_FILE} is not "
+                          "JSON (") and err.endswith("; delete it to run every step on the next "
+                                                     "run\n")
+    assert len(err.splitlines()) == 1
+
+
+def test_reinforce_runs_between_mine_and_promote(run, clock, store):
+    """A violation judged in this run holds back a candidate that would otherwise be accepted."""
+    obs = str(store / "observations.jsonl")
+    jsonl.append(obs, [failure(0, T0 - 3 * DAY, "s0"), failure(1, T0 - 2 * DAY, "s1")])
+    clock(-2 * DAY + HOUR)
+    js(run)
+    (card,) = cards(store).values()
+    jsonl.append(str(store / "surfacings.jsonl"), [{
+        "v": 1, "id": "srf_1", "ts": model.iso(T0 - DAY), "session_id": "s2", "agent": "claude",
+        "event": "prompt", "lesson_ids": [card["id"]], "chars": 100}])
+    jsonl.append(obs, [failure(2, T0 - DAY + 60, "s2"),
+                       failure(3, T0 - DAY + 120, "s2", event="session_end")])
+    clock(0)
+    code, out, err = run(["maintain"])
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "mine: 1 lesson(s) (0 created, 1 reinforced) from 2 new observation(s)"
+    assert lines[1].startswith("reinforce: judged 1 surfaced lesson(s): 0 helped, 1 violated")
+    assert lines[2] == "promote: no change (1 mined lesson(s) checked)"
+    conf = round(mine_base.confidence(3) * (1 - lifecycle.VIOLATION_LOSS), 3)
+    held = js(run, "--force", "--dry-run")["steps"]["promote"]["held"]
+    assert [h["reason"] for h in held] == [
+        f"confidence {conf} < {lifecycle.PROMOTE_MIN_CONFIDENCE}"]
+    assert cards(store)[card["id"]]["status"] == "candidate"
