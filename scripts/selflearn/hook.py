@@ -1,7 +1,8 @@
 """``hook``: one agent hook payload in, one redacted observation appended.
 
 Contract with the agent: always exit 0, print nothing on events that do not
-inject context, never let an internal error reach the agent (it goes to
+inject context (on session start and prompt events ``surfacing.inject`` may
+print learned notes, within the advice budget), never let an internal error reach the agent (it goes to
 ``<store>/errors.jsonl``, which ``doctor`` shows). A record is capped below
 4 KiB and appended with one locked ``write()``. The kill switch
 (``SELF_LEARNING_DISABLE=1`` or the ``disabled`` marker) turns it into a no-op.
@@ -21,6 +22,7 @@ MAX_STDIN = 32 * 1024 * 1024
 MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append size
 PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
+INJECTING = ("session_start", "prompt")  # events whose hook may print advice (surfacing)
 
 
 def _parse_args(argv: list) -> dict:
@@ -48,6 +50,9 @@ def _repo_root() -> str:
 
 
 def _stamp() -> str:
+    if fs.env("SELF_LEARNING_NOW"):  # the fake clock (tests, demos): stamps agree with commands
+        from . import model
+        return model.iso()
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
@@ -71,8 +76,8 @@ def fit_record(record: dict) -> bytes:
     return line
 
 
-def observe_payload(raw: bytes, opts: dict, store_dir: str) -> None:
-    """Parse, normalize, redact and append one payload (raises on bad input)."""
+def observe_payload(raw: bytes, opts: dict, store_dir: str):
+    """Parse, normalize, redact and append one payload; the record, or None (raises on bad input)."""
     from . import observe
     try:
         payload = fastjson.loads(raw.decode("utf-8"))
@@ -82,9 +87,10 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str) -> None:
         raise ValueError(f"payload is a JSON {type(payload).__name__}, not an object")
     obs = observe.normalize(payload, opts["agent"], opts["event"])
     if obs is None:
-        return
+        return None
     record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
     store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), fit_record(record))
+    return record
 
 
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
@@ -97,6 +103,16 @@ def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
         store.append_bytes(fs.join(store_dir, "errors.jsonl"), store.encode(record))
     except Exception:  # noqa: BLE001 - the agent must never see our failure
         pass
+
+
+def _print(text: str) -> None:
+    """UTF-8 whatever the locale (a budget counts characters, not bytes)."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write(text.encode("utf-8"))
+    sys.stdout.flush()
 
 
 def main(argv: list) -> int:
@@ -114,7 +130,12 @@ def main(argv: list) -> int:
             raise ValueError(f"payload larger than {MAX_STDIN} bytes; not stored")
         if not raw.strip():
             raise ValueError("empty payload on stdin")
-        observe_payload(raw, opts, store_dir)
+        record = observe_payload(raw, opts, store_dir)
+        if record is not None and record.get("event") in INJECTING:
+            from . import surfacing  # only here: other events keep the small import budget
+            text = surfacing.inject(record, root, store_dir)
+            if text:
+                _print(text)
     except BaseException as exc:  # noqa: BLE001 - hooks never fail the agent
         if store_dir:
             log_error(store_dir, opts, exc)

@@ -1,0 +1,70 @@
+"""The whole loop with the real Claude Code client: observe, learn, surface, evaluate.
+
+Three sessions on three days hit the same failing `npm test`; `maintain` mines it
+into a lesson and promotes it; the fourth session's first request to the Messages
+API carries the lesson (put there by our SessionStart hook), and `reinforce`
+credits the lesson when the session works and the failure does not come back. Days are set with the
+fake clock (SELF_LEARNING_NOW), which hooks and commands both honour.
+"""
+import json
+
+import pytest
+
+import claude_harness as ch
+
+pytestmark = pytest.mark.e2e
+
+FAILING = ("npm test 2>/dev/null || { echo \"Error: Cannot find module 'left-pad'\" >&2; "
+           "exit 1; }")
+DAYS = ["2026-03-02T10:00:00Z", "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z"]
+
+
+def _session(binary, project, home, now, script, prompt):
+    with ch.ScriptedAnthropicServer(script) as server:
+        proc = ch.run_claude(binary, project, prompt, server, home, timeout=90,
+                             extra_env={"SELF_LEARNING_NOW": now})
+    assert proc.returncode == 0, proc.stderr
+    return server
+
+
+def _json(done):
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_lesson_from_three_sessions_reaches_the_fourth(claude_binary, skill_project,
+                                                         tmp_path, monkeypatch):
+    project, store, run_cli = skill_project
+    for day in DAYS:
+        _session(claude_binary, project, tmp_path / "home", day,
+                 [ch.tool_use("Bash", {"command": FAILING, "description": "Run the tests"}),
+                  "The tests fail."], "run the tests")
+
+    failures = [json.loads(line) for line in (store / "observations.jsonl").read_text()
+                .splitlines() if '"tool_failure"' in line]
+    assert [f["ts"][:10] for f in failures] == [d[:10] for d in DAYS]
+    assert len({f["session_id"] for f in failures}) == 3
+
+    monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-04T12:00:00Z")
+    report = _json(run_cli("maintain", "--format", "json"))
+    cards = _json(run_cli("list", "--format", "json", "--status", "accepted"))["items"]
+    (lesson,) = [c for c in cards if c.get("origin") == "mined"]
+    assert "npm test" in lesson["title"] and "Cannot find module" in lesson["title"], report
+
+    monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T09:00:00Z")
+    server = _session(claude_binary, project, tmp_path / "home", "2026-03-05T09:00:00Z",
+                      [ch.tool_use("Bash", {"command": "git status --short",
+                                            "description": "Look around"}),
+                       "Nothing to fix today."], "what changed since yesterday?")
+    first = server.main_requests[0].text()
+    assert lesson["id"] in first and "Cannot find module" in first
+
+    surfacings = [json.loads(line) for line in (store / "surfacings.jsonl").read_text()
+                  .splitlines()]
+    assert any(lesson["id"] in s["lesson_ids"] for s in surfacings)
+
+    monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T18:00:00Z")
+    _json(run_cli("reinforce", "--format", "json"))
+    signals = [json.loads(line) for line in (store / "signals.jsonl").read_text().splitlines()]
+    assert [s["kind"] for s in signals if s.get("aha_id") == lesson["id"]
+            and s["kind"] in ("aha_helped", "aha_violated")] == ["aha_helped"]

@@ -1,0 +1,197 @@
+"""reinforce: scripted sessions after a surfacing → helped / violated counters, escalation, review lists."""
+import json
+
+import pytest
+
+from selflearn import advice, lifecycle, mine_failures, model, reinforce
+from selflearn import store as jsonl
+from selflearn.memory import Memory
+
+T0 = model.parse_ts("2026-02-01T10:00:00Z")
+NOW = "2026-02-02T10:00:00Z"  # a day later: every scripted session is idle by now
+
+
+def failure(module="lodash"):
+    return {"event": "tool_failure", "tool": "Bash", "tool_kind": "shell", "family": "npm test",
+            "args": "npm test", "error": f"Error: Cannot find module '{module}'"}
+
+
+DIGEST = mine_failures.recurs(failure())
+OTHER = mine_failures.recurs({**failure(), "family": "make", "error": "make: *** Error 2"})
+
+
+class Script:
+    """Writes cards, surfacings and observations the way the hook and `mine` would."""
+
+    def __init__(self, store):
+        self.memory = Memory(str(store))
+        self.n = 0
+
+    def at(self, minutes: float) -> str:
+        return model.iso(T0 + minutes * 60)
+
+    def obs(self, session, minute, event="tool_success", **kw):
+        self.n += 1
+        rec = {"v": 1, "id": f"obs_{self.n:04d}", "ts": self.at(minute), "agent": "claude",
+               "session_id": session, "event": event, **kw}
+        jsonl.append(self.memory.path("observations"), [rec])
+        return rec["id"]
+
+    def surfaced(self, session, minute, *ids, event="session_start"):
+        rec = {"v": 1, "id": f"srf_{session}_{minute}", "ts": self.at(minute),
+               "session_id": session, "agent": "claude", "event": event,
+               "lesson_ids": list(ids), "chars": 100}
+        jsonl.append(self.memory.path("surfacings"), [rec])
+
+
+@pytest.fixture
+def script(run, store, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    cards = [{"id": "aha_npm", "title": "`npm test` fails with `Error: Cannot find module <X>`",
+              "key": f"mined:failure:{DIGEST}", "origin": "mined", "status": "candidate",
+              "confidence": 0.6, "solution_steps": ["run `npm ci` first"]},
+             {"id": "aha_make", "title": "`make` fails", "key": f"mined:failure:{OTHER}",
+              "origin": "mined", "status": "accepted", "confidence": 0.6},
+             {"id": "aha_note", "title": "A recorded note", "status": "accepted"}]
+    assert run(["record"], json.dumps({"aha_cards": cards}))[0] == 0
+    return Script(store)
+
+
+def signals(script, kind=None):
+    return [s for s in script.memory.load("signals") if s["kind"] in reinforce.OUTCOMES
+            and (kind is None or s["kind"] == kind)]
+
+
+def test_scripted_sessions_become_helped_and_violated_signals(script, run):
+    script.surfaced("recur", 0, "aha_npm", "aha_note")
+    failed = script.obs("recur", 5, **failure("react"))     # the same pattern, other module
+    script.obs("recur", 9, "session_end")
+    script.surfaced("clean", 0, "aha_npm", "aha_make")
+    script.obs("clean", 3, tool="Bash", tool_kind="shell", args="npm ci && npm test")
+    script.obs("clean", 4, **{**failure(), "family": "make", "error": "make: *** Error 2"})
+    script.obs("clean", 8, "session_end")
+    script.surfaced("before", 30, "aha_npm")
+    script.obs("before", 20, **failure())                   # recurred BEFORE it was surfaced
+    script.obs("before", 31, "tool_success", tool="Read", tool_kind="read")
+    script.surfaced("idle", 0, "aha_npm")
+    script.obs("idle", 1, "pre_tool", tool="Read", tool_kind="read")  # asked, never ran
+    script.obs("idle", 2, "session_end")
+    data = reinforce.reinforce(script.memory)
+    got = {(j["session_id"], j["aha_id"]): (j["outcome"], j["obs"]) for j in data["judged"]}
+    assert got == {("recur", "aha_npm"): ("violated", failed),
+                   ("clean", "aha_npm"): ("helped", None),
+                   ("clean", "aha_make"): ("violated", "obs_0004"),
+                   ("before", "aha_npm"): ("helped", None)}
+    assert data["unjudged"] == 1 and data["signals_written"] == 4
+    assert data["counts"]["untested"] == 1  # session "idle": no tool work, nothing at stake
+    (violation,) = [s for s in signals(script, "aha_violated") if s["session_id"] == "recur"]
+    assert (violation["aha_id"], violation["source"]) == ("aha_npm", "reinforce")
+    assert violation["context"] == f"surfacing srf_recur_0 at {script.at(0)}; recurred as {failed}"
+    again = reinforce.reinforce(script.memory)
+    assert again["judged"] == [] and again["signals_written"] == 0 and len(signals(script)) == 4
+    code, out, err = run(["reinforce"])
+    assert code == 0 and out.startswith("judged 0 surfaced lesson(s)")
+
+
+def test_live_sessions_wait_and_old_surfacings_are_dropped(script, monkeypatch):
+    script.surfaced("live", 0, "aha_npm")
+    script.obs("live", 1, tool="Bash", tool_kind="shell", args="ls")
+    script.surfaced("quiet", 0, "aha_make")
+    script.obs("quiet", 0, tool="Bash", tool_kind="shell", args="make")  # then nothing more
+    monkeypatch.setenv("SELF_LEARNING_NOW", script.at(reinforce.SESSION_IDLE_MINUTES - 1))
+    data = reinforce.reinforce(script.memory, dry_run=True)
+    assert data["counts"] == {"helped": 0, "violated": 0, "untested": 0, "waiting": 2}
+    monkeypatch.setenv("SELF_LEARNING_NOW", script.at(reinforce.SESSION_IDLE_MINUTES + 1))
+    data = reinforce.reinforce(script.memory, dry_run=True)
+    assert data["counts"] == {"helped": 1, "violated": 0, "untested": 0, "waiting": 1}
+    assert [j["session_id"] for j in data["judged"]] == ["quiet"]
+    monkeypatch.setenv("SELF_LEARNING_NOW",
+                       model.iso(T0 + (reinforce.JUDGE_WITHIN_DAYS + 1) * lifecycle.DAY))
+    assert reinforce.reinforce(script.memory)["judged"] == []  # too old to judge
+
+
+def test_a_lesson_surfaced_twice_in_a_session_is_judged_once_from_the_first(script):
+    script.surfaced("s", 0, "aha_npm")
+    script.obs("s", 2, **failure())
+    script.surfaced("s", 5, "aha_npm", event="prompt")
+    script.obs("s", 6, "session_end")
+    (j,) = reinforce.reinforce(script.memory)["judged"]
+    assert (j["outcome"], j["surfacing"]) == ("violated", "srf_s_0")
+
+
+def test_dry_run_writes_nothing(script, run, store):
+    script.surfaced("s", 0, "aha_npm")
+    script.obs("s", 1, **failure())
+    script.obs("s", 2, "session_end")
+    before = (store / "signals.jsonl").read_bytes() if (store / "signals.jsonl").exists() else b""
+    code, out, _ = run(["reinforce", "--dry-run", "--format", "json"])
+    data = json.loads(out)
+    assert code == 0 and data["dry_run"] and data["signals_written"] == 0
+    assert [j["outcome"] for j in data["judged"]] == ["violated"]
+    after = (store / "signals.jsonl").read_bytes() if (store / "signals.jsonl").exists() else b""
+    assert after == before
+    code, out, _ = run(["reinforce", "--dry-run"])
+    assert out.splitlines()[-1] == "dry run: nothing written"
+    assert "violated aha_npm in session s (obs_0001)" in out
+
+
+def test_outcomes_move_confidence_and_escalate_advice(script, run):
+    for i in range(3):
+        sid = f"bad{i}"
+        script.surfaced(sid, i * 60, "aha_make")
+        script.obs(sid, i * 60 + 1, **{**failure(), "family": "make", "error": "make: *** Error 2"})
+        script.obs(sid, i * 60 + 2, "session_end")
+        good = f"good{i}"
+        script.surfaced(good, i * 60, "aha_npm")
+        script.obs(good, i * 60 + 1, tool="Bash", tool_kind="shell", args="npm test")
+        script.obs(good, i * 60 + 2, "session_end")
+    reinforce.reinforce(script.memory)
+    memory = Memory(script.memory.root)
+    ev = lifecycle.evidence(memory.load("signals"))
+    assert (ev["aha_make"].violated, ev["aha_make"].helped) == (3, 0)
+    assert (ev["aha_npm"].violated, ev["aha_npm"].helped) == (0, 3)
+    cards = memory.folded("cards")
+    now = model.parse_ts(NOW)
+    assert lifecycle.confidence(cards["aha_npm"], ev["aha_npm"], now) > 0.6 > \
+        lifecycle.confidence(cards["aha_make"], ev["aha_make"], now)
+    data = advice.advise(memory, script.memory.root)
+    (item,) = [i for i in data["items"] if i["id"] == "aha_make"]
+    assert item["violations"] == 3
+    assert f"(warned 3 times, recurred anyway; last {NOW[:10]})" in data["output"]
+    eff = reinforce.effectiveness(memory)
+    assert [r["id"] for r in eff["helped_most"]] == ["aha_npm"]
+    assert [(r["id"], r["violated"], r["surfaced"]) for r in eff["keep_failing"]] == \
+        [("aha_make", 3, 3)]
+    assert eff["surfacings"] == 6 and eff["lessons_surfaced"] == 2
+    text = reinforce.render_effectiveness(eff)
+    assert text[0] == "6 surfacing(s) of 2 lesson(s)"
+    assert text[-1].startswith("keeps failing: violated 3x, last ")
+
+
+def test_keep_failing_orders_by_violations_then_latest(script):
+    sig = lambda kind, aid, ts: {**model.complete("signal", {  # noqa: E731
+        "kind": kind, "aha_id": aid, "source": "reinforce"}), "ts": ts}
+    script.memory.append("signals", [
+        sig("aha_violated", "aha_npm", "2026-01-01T00:00:00Z"),
+        sig("aha_violated", "aha_make", "2026-01-05T00:00:00Z"),
+        sig("aha_violated", "aha_note", "2026-01-03T00:00:00Z"),
+        sig("aha_violated", "aha_note", "2026-01-04T00:00:00Z"),
+        sig("aha_helped", "aha_make", "2026-01-06T00:00:00Z")])
+    eff = reinforce.effectiveness(Memory(script.memory.root))
+    assert [r["id"] for r in eff["keep_failing"]] == ["aha_note", "aha_make", "aha_npm"]
+    assert [r["id"] for r in eff["helped_most"]] == ["aha_make"]
+
+
+@pytest.mark.parametrize("key, expected", [
+    (f"mined:failure:{DIGEST}", ("failures", DIGEST)), (f"mined:failures:{DIGEST}",
+                                                        ("failures", DIGEST)),
+    ("mined:unknown:abc", None), ("mined:failure:", None), ("human-key", None), (None, None)])
+def test_parse_key(key, expected):
+    from selflearn import mine
+    assert reinforce.parse_key(key, mine.MINERS) == expected
+
+
+def test_no_observations_file_means_nothing_was_at_stake(script):
+    script.surfaced("s", 0, "aha_npm")
+    data = reinforce.reinforce(script.memory)
+    assert data["judged"] == [] and data["counts"]["untested"] == 1
