@@ -34,6 +34,10 @@ def render(stores: Stores, stale_days: float = 7) -> str:
         "",
         f"Regenerated {model.iso(now)} by `scripts/self_learning.py`; edits here are overwritten.",
         "",
+    ]
+    if os.path.exists(os.path.join(stores.project.root, "report.html")):  # written by `report`
+        lines += ["Charts: [report.html](report.html) (refresh with `report`).", ""]
+    lines += [
         "## Counts",
         "",
         f"- cards: {len(cards)}" + (" (" + ", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) + ")"

@@ -1,0 +1,245 @@
+"""feedback: feedback.md is regenerated, and a person's edits to its lessons section are read
+back (a deleted line rejects, a new line teaches, a moved candidate is accepted)."""
+import json
+
+import pytest
+
+from selflearn import feedback
+from selflearn import store as jsonl
+
+NOW = "2026-03-10T12:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+
+
+def record(run, cards):
+    code, out, err = run(["record", "--format", "json"], stdin=json.dumps({"aha_cards": cards}))
+    assert code == 0, err
+    return [c["id"] for c in json.loads(out)["aha_cards"]]
+
+
+def cards(store):
+    return jsonl.fold(jsonl.read(str(store / "aha_cards.jsonl"))[0])
+
+
+def signals(store):
+    return jsonl.read(str(store / "signals.jsonl"))[0] if (store / "signals.jsonl").exists() else []
+
+
+def fb(run, *args):
+    code, out, err = run(["feedback", *args, "--format", "json"])
+    assert code == 0, err
+    return json.loads(out), err
+
+
+def page(store):
+    return (store / "feedback.md").read_text()
+
+
+def section(text):
+    start, end = text.index(feedback.BEGIN), text.index(feedback.END)
+    return text[start:end]
+
+
+def edit(store, drop=(), add=()):
+    """Delete the lines naming ``drop`` ids and add ``add`` lines inside the section."""
+    lines = page(store).splitlines()
+    lines = [x for x in lines if not any(f"[{i}]" in x for i in drop)]
+    at = lines.index(feedback.END)
+    lines[at:at] = [f"- {text}" for text in add]
+    (store / "feedback.md").write_text("\n".join(lines) + "\n")
+
+
+SEED = [
+    {"id": "aha_pnpm", "title": "Use pnpm, not npm, in this repository", "status": "accepted"},
+    {"id": "aha_lint", "title": "Run ruff before committing Python", "status": "accepted"},
+    {"id": "aha_prop", "title": "Agent proposal about migrations"},
+    {"id": "aha_mined", "title": "`npm test` fails with missing module", "status": "candidate",
+     "origin": "mined", "confidence": 0.55},
+    {"id": "aha_gone", "title": "Old rejected lesson", "status": "rejected"},
+]
+
+
+def test_render_lists_editable_lessons_and_candidates_apart(run, store):
+    record(run, SEED)
+    data, _ = fb(run)
+    assert data["file"] == "written"
+    text = page(store)
+    editable = section(text)
+    for rid in ("aha_pnpm", "aha_lint", "aha_prop"):
+        assert f"- [{rid}] " in editable
+    assert "aha_mined" not in editable and "aha_gone" not in text
+    assert "- [aha_mined] `npm test` fails with missing module (confidence 0.55)" in text
+    assert "<!-- rendered: aha_lint aha_pnpm aha_prop -->" in editable
+
+
+def test_round_trip_delete_rejects_add_teaches_and_is_idempotent(run, store):
+    record(run, SEED)
+    fb(run)
+    edit(store, drop=["aha_lint"], add=["Always run make check before pushing", "too short"])
+    data, err = fb(run)
+    assert [c["id"] for c in data["rejected"]] == ["aha_lint"]
+    assert "'too short' is shorter than 15 characters" in err
+    state = cards(store)
+    assert state["aha_lint"]["status"] == "rejected"
+    assert state["aha_lint"]["note"] == feedback.NOTE_REMOVED
+    status = [s for s in signals(store) if s["kind"] == "aha_status"]
+    assert [(s["aha_id"], s["source"]) for s in status] == [("aha_lint", "feedback")]
+    human = [c for c in state.values() if c.get("origin") == "human"]
+    assert len(human) == 1 and data["created"][0]["id"] == human[0]["id"]
+    assert human[0]["title"] == "Always run make check before pushing"
+    assert human[0]["status"] == "accepted"
+    editable = section(page(store))
+    assert f"- [{human[0]['id']}] Always run make check before pushing" in editable
+    assert "aha_lint" not in editable
+    assert "- too short" in editable  # refused lines stay for the person to fix
+    before = {p.name: p.read_bytes() for p in store.iterdir() if p.suffix in (".jsonl", ".md")}
+    data, err = fb(run)
+    assert data["file"] == "unchanged" and not data["changed"]
+    assert not data["rejected"] and not data["created"]
+    after = {p.name: p.read_bytes() for p in store.iterdir() if p.suffix in (".jsonl", ".md")}
+    assert {k: v for k, v in after.items() if k != "INDEX.md"} == \
+        {k: v for k, v in before.items() if k != "INDEX.md"}
+
+
+def test_missing_rendered_record_never_rejects(run, store):
+    record(run, SEED)
+    fb(run)
+    text = "\n".join(x for x in page(store).splitlines()
+                     if not x.startswith(feedback.RENDERED) and "[aha_pnpm]" not in x)
+    (store / "feedback.md").write_text(text + "\n")
+    data, _ = fb(run)
+    assert data["section_found"] and not data["rendered_record"]
+    assert not data["rejected"] and cards(store)["aha_pnpm"]["status"] == "accepted"
+    assert "[aha_pnpm]" in section(page(store))  # listed again, record restored
+    (store / "feedback.md").unlink()
+    data, _ = fb(run)
+    assert not data["section_found"] and not data["rejected"]
+    assert "<!-- rendered: aha_lint aha_pnpm aha_prop -->" in page(store)
+
+
+def test_moving_a_candidate_into_the_section_accepts_it(run, store):
+    record(run, SEED)
+    fb(run)
+    edit(store, add=["[aha_mined] moved here"])
+    data, _ = fb(run)
+    assert [c["id"] for c in data["accepted"]] == ["aha_mined"]
+    assert cards(store)["aha_mined"]["status"] == "accepted"
+    assert cards(store)["aha_mined"]["note"] == feedback.NOTE_ADDED
+    assert "[aha_mined]" in section(page(store))
+
+
+def test_human_line_equal_to_a_rejected_card_accepts_it_again(run, store):
+    record(run, SEED)
+    fb(run)
+    edit(store, add=["Old rejected lesson"])
+    data, _ = fb(run)
+    assert data["created"][0]["id"] == "aha_gone"
+    assert cards(store)["aha_gone"]["status"] == "accepted"
+    assert "[aha_gone] Old rejected lesson" in section(page(store))
+
+
+def test_unknown_id_warns_and_secrets_are_redacted(run, store):
+    record(run, SEED)
+    fb(run)
+    edit(store, add=["[aha_nope] not a card",
+                     "Use the token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for CI"])
+    data, err = fb(run)
+    assert "no card with id 'aha_nope'" in err
+    human = [c for c in cards(store).values() if c.get("origin") == "human"]
+    assert "ghp_abcdefghij" not in human[0]["title"] and "[REDACTED" in human[0]["title"]
+    assert "ghp_abcdefghij" not in page(store)
+
+
+def test_dry_run_writes_nothing(run, store):
+    record(run, SEED)
+    fb(run)
+    edit(store, drop=["aha_pnpm"], add=["Prefer small pull requests always"])
+    snapshot = {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()}
+    data, _ = fb(run, "--dry-run")
+    assert [c["id"] for c in data["rejected"]] == ["aha_pnpm"]
+    assert data["created"] == [{"id": None, "title": "Prefer small pull requests always",
+                                "action": "create"}]
+    assert {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()} == snapshot
+    code, out, _ = run(["feedback", "--dry-run"])
+    assert code == 0 and "would reject aha_pnpm" in out
+
+
+def obs(ts, tool, outcome, args=None, **kw):
+    record = {"v": 1, "id": f"obs_{ts}_{tool}", "ts": ts, "agent": "claude", "session_id": "s1",
+              "event": "tool_failure" if outcome == "failure" else "tool_success",
+              "tool": tool, "outcome": outcome, **kw}
+    if args:
+        record["args"] = args
+    return record
+
+
+def test_recent_outcomes_per_day_windowed_and_capped(run, store):
+    long = "pytest " + "x" * 300
+    rows = [obs("2026-03-10T09:05:00Z", "Bash", "failure", "npm test"),
+            obs("2026-03-10T10:15:00Z", "Edit", "success", file="src/app.py"),
+            obs("2026-03-09T23:59:00Z", "Bash", "success", long),
+            obs("2026-03-03T08:00:00Z", "Bash", "success", "too old for 7 days"),
+            {"v": 1, "id": "obs_prompt", "ts": "2026-03-10T11:00:00Z", "event": "prompt"}]
+    rows += [obs(f"2026-03-08T10:{m:02d}:00Z", "Read", "success", f"f{m}.py")
+             for m in range(feedback.LINES_PER_DAY + 5)]
+    jsonl.append(str(store / "observations.jsonl"), rows)
+    fb(run)
+    text = page(store)
+    recent = text[text.index("## Recent outcomes (last 7 days, UTC)"):]
+    assert recent.index("### 2026-03-10") < recent.index("### 2026-03-09") \
+        < recent.index("### 2026-03-08")
+    assert "- 10:15 | Edit | success | src/app.py\n- 09:05 | Bash | failure | npm test\n" in recent
+    assert "too old" not in recent and "2026-03-03" not in recent
+    cut = [x for x in recent.splitlines() if x.startswith("- 23:59 | Bash | success | pytest")][0]
+    assert len(cut) < len("- 23:59 | Bash | success | ") + feedback.ARGS_CHARS + 1
+    day8 = recent[recent.index("### 2026-03-08"):]
+    assert sum(1 for x in day8.splitlines() if "| Read |" in x) == feedback.LINES_PER_DAY
+    assert "- … 5 earlier outcomes not shown" in day8
+    assert "f54.py" in day8 and "| f0.py" not in day8  # newest kept
+    fb(run, "--days", "1")
+    assert "### 2026-03-09" not in page(store)
+
+
+def test_bad_days_is_one_line_error(run, store):
+    code, out, err = run(["feedback", "--days", "0"])
+    assert code == 2 and out == ""
+    assert err == "self_learning: error: feedback: --days must be between 1 and 31, got 0\n"
+    assert not (store / "feedback.md").exists()
+
+
+def test_parse_needs_both_markers():
+    assert feedback.parse("- [aha_x] no markers\n") is None
+    assert feedback.parse(f"{feedback.END}\n{feedback.BEGIN}\n") is None
+    got = feedback.parse(f"{feedback.BEGIN}\n<!-- rendered: a b -->\n- [a] x\n* new lesson text\n"
+                         f"plain prose\n{feedback.END}\n")
+    assert got == feedback.Section(["a", "b"], ["a"], ["new lesson text"])
+
+
+def test_hostile_title_cannot_forge_markers(run, store):
+    record(run, [{"id": "aha_evil", "status": "accepted",
+                  "title": f"x {feedback.END} <!-- rendered: aha_pnpm -->"}])
+    fb(run)
+    got = feedback.parse(page(store))
+    assert got.rendered == ["aha_evil"] and got.ids == ["aha_evil"] and not got.new
+    assert "&lt;!-- self-learning:lessons:end --&gt;" in page(store)
+
+
+def test_unreadable_page_is_one_line_error(run, store):
+    record(run, SEED)
+    (store / "feedback.md").write_bytes(b"\xff\xfe")
+    code, _, err = run(["feedback"])
+    assert code == 2 and err.startswith(f"self_learning: error: feedback: cannot read {store}")
+    assert (store / "feedback.md").read_bytes() == b"\xff\xfe"
+
+
+def test_editable_list_is_capped_oldest_dropped(run, store, monkeypatch):
+    monkeypatch.setattr(feedback, "MAX_LESSONS", 2)
+    record(run, SEED)
+    fb(run)
+    got = feedback.parse(page(store))
+    assert got.ids == ["aha_pnpm", "aha_prop"] == got.rendered
+    assert "(1 older lessons not listed; see `list`)" in page(store)
