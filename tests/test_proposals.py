@@ -375,3 +375,15 @@ def test_suggest_skills_lists_pending_and_candidates_below_the_bar(run, store, m
 def test_suggest_skills_on_an_empty_store(run, store):
     code, out, err = run(["suggest-skills"])
     assert code == 0 and out == "No pending skill proposals.\n"
+
+
+def test_review_and_index_show_a_proposal_until_it_is_decided(run, store, monkeypatch):
+    habit(store)
+    mine(run, monkeypatch, BASE + 5 * HOUR)
+    pid = one(run)["id"]
+    code, out, _ = run(["review"])
+    assert code == 0 and f"  {pid} [skill] " in out and f"proposals show --id {pid}" in out
+    assert f"`{pid}` [skill]" in (store / "INDEX.md").read_text()
+    assert run(["proposals", "reject", "--id", pid, "--reason", "not a habit"])[0] == 0
+    code, out, _ = run(["review", "--format", "json"])
+    assert json.loads(out)["proposals"] == [] and pid not in (store / "INDEX.md").read_text()

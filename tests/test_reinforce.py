@@ -166,6 +166,12 @@ def test_outcomes_move_confidence_and_escalate_advice(script, run):
     text = reinforce.render_effectiveness(eff)
     assert text[0] == "6 surfacing(s) of 2 lesson(s)"
     assert text[-1].startswith("keeps failing: violated 3x, last ")
+    code, out, _ = run(["review"])
+    review = out.splitlines()
+    at = review.index("Surfaced lessons:")
+    assert review[at + 1:at + 3] == ["  " + line for line in text[1:]]
+    assert "aha_make was surfaced and recurred 3x: rewrite it (`correct --lesson aha_make" in out
+    assert "1 mined candidate(s): `promote --dry-run`" in out  # aha_npm
 
 
 def test_keep_failing_orders_by_violations_then_latest(script):

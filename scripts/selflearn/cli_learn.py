@@ -46,8 +46,9 @@ def _run_mine(ctx: Context) -> Tuple[dict, List[str]]:
     from . import mine
     a = ctx.args
     data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root)
-    a.writes = not a.dry_run and any(e["action"] in ("created", "reinforced")
-                                     for e in data["lessons"])
+    a.writes = not a.dry_run and (
+        any(e["action"] in ("created", "reinforced") for e in data["lessons"])
+        or any(e["action"] in ("proposed", "updated") for e in data["proposals"]))
     return data, mine.render(data)
 
 

@@ -7,15 +7,15 @@ references/SURFACING.md (``advice``). Must not import cli.
 """
 
 import json
-import os
 
+from . import paths
 from .errors import SelfLearningError
 
-CONFIG = os.path.join(".agent-skills", "self-learning", "config.json")
+CONFIG = ".agent-skills/self-learning/config.json"  # relative to the repo root
 
 
 def path(repo_root: str) -> str:
-    return os.path.join(repo_root, CONFIG)
+    return paths.config_file(repo_root)
 
 
 def load(repo_root: str) -> dict:

@@ -57,6 +57,11 @@ def render(stores: Stores, stale_days: float = 7) -> str:
     lines += ["", "## Backport candidates", ""]
     lines += [f"- `{c['id']}` {_cell(c['title'])}" for c in cards if c["backport_ready"]][:TOP] \
         or ["- none yet (portable, shareable, and used or accepted)"]
+    from . import proposals
+    waiting = proposals.pending(stores.project)
+    if waiting:  # shown until decided: `proposals apply|reject`
+        lines += ["", "## Proposals waiting for a decision", ""]
+        lines += [f"- `{p['id']}` [{p['kind']}] {_cell(p['title'])}" for p in waiting[:TOP]]
     lines += ["", "## Recent activity", ""]
     lines += _recent(stores) or ["- nothing yet"]
     return "\n".join(lines) + "\n"

@@ -226,6 +226,8 @@ def render(data: dict) -> List[str]:
     for e in data.get("proposals", []):
         lines.append(f"{e['action']} {e.get('kind', '?')} proposal {e.get('id') or '(new)'}: "
                      f"{e.get('title', '')}")
+        if e.get("warning"):
+            lines.append(f"  warning: {e['warning']}")
     if not data["lessons"]:
         lines.append("no new or reinforced lessons")
     if data["unchanged"]:

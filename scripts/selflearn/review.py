@@ -32,10 +32,12 @@ def render_list(data: dict) -> List[str]:
     lines = []
     for item in data["items"]:
         rel = f" rel {item['relevance']:.2f}" if item.get("relevance") else ""
-        lines.append(f"{item['id']}  [{item['status']}, {item['scope']}, score {item['score']}{rel}]"
+        lines.append(f"{item['id']}  [{item['status']}, {item['scope']}, score {item['score']}, "
+                     f"conf {item['confidence']}{rel}]"
                      f"{' (global)' if item['store'] == 'global' else ''}  {item['title']}")
         if item.get("when_to_use"):
             lines.append(f"    when: {item['when_to_use']}")
+        lines += [f"    correction: {c}" for c in (item.get("corrections") or [])[:3]]
     if data["total"] > data["count"]:
         lines.append(f"({data['total'] - data['count']} more; raise --limit or narrow with --query)")
     return lines
@@ -69,12 +71,16 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
                        key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"],
                                       r["last_touch"]))
     candidates = [c for c in cards if c["backport_ready"]]
+    from . import proposals, reinforce
     data = {
         "window": {"since": model.iso(start), "until": model.iso(now)},
         "counts": _counts(stores, cards, recs, start),
         "open_recommendations": open_recs,
         "top_cards": cards,
         "backport_candidates": candidates,
+        "mined_candidates": [c for c in cards if c["status"] == "candidate"],
+        "proposals": proposals.pending(stores.project),
+        "effectiveness": reinforce.effectiveness(stores.project),
     }
     data["next_actions"] = next_actions(data, stores)
     return data
@@ -95,7 +101,7 @@ def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -
 
 def next_actions(data: dict, stores: Stores) -> List[str]:
     actions = []
-    if not data["top_cards"] and not data["open_recommendations"]:
+    if not (data["top_cards"] or data["open_recommendations"] or data["proposals"]):
         return [EMPTY]
     for rec in data["open_recommendations"]:
         if rec["stale"]:
@@ -105,6 +111,16 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
     if data["backport_candidates"]:
         ids = ",".join(c["id"] for c in data["backport_candidates"][:SHOW])
         actions.append(f"graduate proven portable cards: `export-backport --skill-path <skill> --ids {ids}`")
+    if data["proposals"]:
+        actions.append(f"decide {len(data['proposals'])} proposal(s): "
+                       f"`proposals show --id {data['proposals'][0]['id']}`")
+    if data["effectiveness"]["keep_failing"]:
+        worst = data["effectiveness"]["keep_failing"][0]
+        actions.append(f"{worst['id']} was surfaced and recurred {worst['violated']}x: rewrite it "
+                       f"(`correct --lesson {worst['id']} --text …`) or reject it")
+    if data["mined_candidates"]:
+        actions.append(f"{len(data['mined_candidates'])} mined candidate(s): `promote --dry-run` "
+                       "shows which have earned acceptance")
     proposed = [c for c in data["top_cards"] if c["status"] == "proposed"]
     if proposed:
         actions.append(f"accept or reject new cards, e.g. `aha-status --id {proposed[0]['id']} --status accepted`")
@@ -130,10 +146,18 @@ def render_review(data: dict) -> List[str]:
         lines.append("Top cards:")
         for card in data["top_cards"][:SHOW]:
             lines.append(f"  {card['score']:>3} {card['id']} {card['title']}  "
-                         f"[{card['score_explained']}]")
+                         f"[{card['score_explained']}; conf {card['confidence']}]")
     if data["backport_candidates"]:
         lines.append("Backport candidates: " + ", ".join(
             c["id"] for c in data["backport_candidates"][:SHOW]))
+    if data["proposals"]:
+        lines.append("Proposals waiting for a decision:")
+        lines += [f"  {p['id']} [{p['kind']}] {p['title']}" for p in data["proposals"][:SHOW]]
+    eff = data["effectiveness"]
+    if eff["helped_most"] or eff["keep_failing"]:
+        from . import reinforce
+        lines.append("Surfaced lessons:")
+        lines += ["  " + line for line in reinforce.render_effectiveness(eff)[1:]]
     lines.append("Next: " + "; ".join(data["next_actions"]))
     lines.append("More: `list --format json`, `review --format json`, or INDEX.md in the store.")
     return lines
