@@ -203,6 +203,46 @@ def test_trivial_and_oversized_rules_are_refused(run, repo, tmp_path):
             "link a reference file instead; nothing was written")
 
 
+@pytest.mark.parametrize("text", [
+    "- Run the tests before pushing.\n- Keep commits small and focused.",
+    "## Testing\nRun python3 tests/run.py before pushing.",
+    "Run python3 tests/run.py\r\nbefore pushing any change.",
+])
+def test_append_takes_a_single_line(run, repo, tmp_path, text):
+    (repo / "AGENTS.md").write_text("# Rules\n")
+    refused(run, repo, tmp_path, ["improve", "--file", "AGENTS.md", "--append", text,
+                                  "--rationale", "r"],
+            "improve: --append takes one line (a rule), got 2; use --update-section with --text "
+            "for a block; nothing was written")
+
+
+@pytest.mark.parametrize("text, marker", [
+    ("<!-- self-learning-skills:begin --> run the tests first", "self-learning-skills:begin"),
+    ("- Run the tests first self-learning-skills:end please", "self-learning-skills:end"),
+    ("- Run the tests first <!-- hidden note for nobody -->", "<!--"),
+    ("- Run the tests first, then close the comment -->", "-->"),
+])
+def test_export_markers_and_html_comments_are_refused(run, repo, tmp_path, text, marker):
+    (repo / "AGENTS.md").write_text("# Rules\n\n## Testing\n\nold\n")
+    message = (f"improve: rule for AGENTS.md holds {marker!r} (export-rules markers and HTML "
+               "comments are not rules); nothing was written")
+    refused(run, repo, tmp_path, ["improve", "--file", "AGENTS.md", "--append", text,
+                                  "--rationale", "r"], message)
+    refused(run, repo, tmp_path, ["improve", "--file", "AGENTS.md", "--update-section", "Testing",
+                                  "--text", text, "--rationale", "r"], message)
+
+
+def test_the_help_shows_single_percent_signs():
+    from selflearn import analyze, cli
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest and hasattr(a, "choices")
+               and isinstance(a.choices, dict) and "improve" in a.choices).choices
+    improve_help, analyze_help = sub["improve"].format_help(), sub["analyze"].format_help()
+    assert "%%" not in improve_help + analyze_help
+    assert f"> {guidance.DUPLICATE_OVERLAP:.0%} token overlap" in " ".join(improve_help.split())
+    assert f"< {analyze.MIN_RATE:.0%} success" in " ".join(analyze_help.split())
+
+
 def test_the_boundaries_of_rule_length(run, repo):
     assert append(run, "x" * 14 + " ")[0] == 2
     assert append(run, "Use uv for envs")[0] == 0  # exactly 15
@@ -478,6 +518,12 @@ def test_append_rule_api_writes_and_refuses(repo, store, tmp_path):
     with pytest.raises(SelfLearningError) as err:
         improve.append_rule(str(repo), "AGENTS.md", RULE, "again", source="proposal prop_2")
     assert "\n" not in str(err.value) and str(err.value).startswith("improve: rule duplicates")
+    with pytest.raises(improve.DuplicateRule) as dup:
+        improve.append_rule(str(repo), "AGENTS.md", RULE + "!", "again", source="proposal p")
+    assert (dup.value.path, dup.value.where) == (str(repo / "AGENTS.md"), "AGENTS.md line 1")
+    with pytest.raises(SelfLearningError, match="takes one line"):
+        improve.append_rule(str(repo), "AGENTS.md", "- One rule for agents.\n- And another one.",
+                            "why", source="proposal prop_4")
     with pytest.raises(SelfLearningError, match="is empty"):
         improve.append_rule(str(repo), "AGENTS.md", "- A different rule for the agents.", " ",
                             source="proposal prop_3")

@@ -1,4 +1,5 @@
-"""The proposals inbox: filing, one per kind per run, apply/reject, LLM provider, CLI errors."""
+"""The proposals inbox: filing, one per kind per run, apply/reject, rules from lessons, LLM
+provider, CLI errors."""
 import json
 import os
 import sys
@@ -19,6 +20,13 @@ def habit(store, chain=CHAIN, n=3, start=BASE, prefix="s"):
     for i in range(n):
         log.session(f"{prefix}{i}", start + i * HOUR, with_glue(chain), prompt=f"ship release {i}")
     log.flush()
+
+
+def filed(run, store, monkeypatch):
+    """The one skill proposal ``mine`` files for three sessions of the same habit."""
+    habit(store)
+    mine(run, monkeypatch, BASE + 5 * HOUR)
+    return one(run)
 
 
 def cli(run, *args):
@@ -48,9 +56,7 @@ def fail_line(run, args):
 # --- filing ---------------------------------------------------------------------------------
 
 def test_a_skill_proposal_cites_evidence_and_logs_a_skill_suggested_event(run, store, monkeypatch):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    p = one(run)
+    p = filed(run, store, monkeypatch)
     assert p["kind"] == "skill" and p["status"] == "proposed" and p["source"] == "template"
     assert p["name"] == "npm-lint-test-git-commit" and p["target"].endswith(p["name"])
     assert len(p["evidence"]) == 3 and all("obs_" in e and "session s" in e for e in p["evidence"])
@@ -94,9 +100,7 @@ def test_at_most_one_new_proposal_per_kind_per_run(run, store, monkeypatch):
 
 
 def test_a_rejected_proposal_is_never_proposed_again(run, store, monkeypatch):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    pid = one(run)["id"]
+    pid = filed(run, store, monkeypatch)["id"]
     code, out, err = run(["proposals", "reject", "--id", pid, "--reason", "we use make release"])
     assert code == 0 and "archived" in out
     habit(store, start=BASE + 6 * HOUR, prefix="later")  # the habit goes on
@@ -172,9 +176,7 @@ def test_a_failing_provider_falls_back_to_the_template_and_says_so(run, store, m
 # --- apply and reject -----------------------------------------------------------------------
 
 def test_apply_writes_a_spec_valid_skill_and_refuses_to_overwrite(run, store, repo, monkeypatch):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    p = one(run)
+    p = filed(run, store, monkeypatch)
     data = cli(run, "apply", "--id", p["id"])
     skill = repo / ".claude" / "skills" / p["name"] / "SKILL.md"
     assert data["written"] == str(skill.parent) and skill.read_text() == p["body"]
@@ -188,9 +190,7 @@ def test_apply_writes_a_spec_valid_skill_and_refuses_to_overwrite(run, store, re
 
 def test_apply_refuses_an_existing_folder_or_symlink_and_bad_names(run, store, repo, monkeypatch,
                                                                     tmp_path):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    p = one(run)
+    p = filed(run, store, monkeypatch)
     home = repo / ".claude" / "skills"
     home.mkdir(parents=True)
     (home / p["name"]).mkdir()
@@ -208,14 +208,49 @@ def test_apply_refuses_an_existing_folder_or_symlink_and_bad_names(run, store, r
     assert one(run)["status"] == "proposed"
 
 
-def test_apply_with_another_name_and_folder(run, store, monkeypatch, tmp_path):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    p = one(run)
-    cli(run, "apply", "--id", p["id"], "--skills-dir", str(tmp_path / "skills"), "--name",
-        "ship-it")
-    text = (tmp_path / "skills" / "ship-it" / "SKILL.md").read_text()
+def test_apply_with_another_name_and_an_existing_folder_outside(run, store, monkeypatch,
+                                                                 tmp_path):
+    p = filed(run, store, monkeypatch)
+    outside = tmp_path / "skills"
+    for bad in (str(outside), "../skills"):  # outside: absolute and existing only
+        code, err = fail_line(run, ["proposals", "apply", "--id", p["id"], "--skills-dir", bad])
+        assert code == 2 and f"--skills-dir {bad!r} is outside the repository" in err
+    assert not outside.exists()
+    outside.mkdir()
+    cli(run, "apply", "--id", p["id"], "--skills-dir", str(outside), "--name", "ship-it")
+    text = (outside / "ship-it" / "SKILL.md").read_text()
     assert frontmatter(text)["name"] == "ship-it" and skilldraft.check(text) == []
+
+
+def test_a_relative_skills_dir_is_taken_from_the_repo_root(run, store, repo, monkeypatch,
+                                                          tmp_path):
+    p = filed(run, store, monkeypatch)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    data = cli(run, "apply", "--id", p["id"], "--skills-dir", "tools/skills")
+    assert data["written"] == str(repo / "tools" / "skills" / p["name"])
+    assert (repo / "tools" / "skills" / p["name"] / "SKILL.md").read_text() == p["body"]
+    assert os.listdir(elsewhere) == []
+
+
+def test_a_failed_write_removes_the_folders_it_created(run, store, repo, monkeypatch):
+    p = filed(run, store, monkeypatch)
+    real_write = jsonl.atomic_write
+
+    def failing(path, text):
+        if str(path).endswith("SKILL.md"):
+            raise OSError(28, "No space left on device")
+        return real_write(path, text)
+
+    monkeypatch.setattr(jsonl, "atomic_write", failing)
+    code, err = fail_line(run, ["proposals", "apply", "--id", p["id"]])
+    home = repo / ".claude" / "skills" / p["name"]
+    assert code == 1 and err == (f"self_learning: error: proposals apply: cannot write {home} "
+                                 "(No space left on device); nothing was written")
+    assert not (repo / ".claude").exists() and one(run)["status"] == "proposed"
+    monkeypatch.setattr(jsonl, "atomic_write", real_write)
+    assert cli(run, "apply", "--id", p["id"])["written"] == str(home)
 
 
 def test_a_command_proposal_applies_as_a_skill_running_the_command(run, store, repo,
@@ -232,26 +267,41 @@ def test_a_command_proposal_applies_as_a_skill_running_the_command(run, store, r
     assert f"```bash\n{LONG}\n```" in text and skilldraft.check(text) == []
 
 
+@pytest.mark.parametrize("reason", [None, "", "  \n "])
+def test_reject_needs_a_reason(run, store, monkeypatch, reason):
+    pid = filed(run, store, monkeypatch)["id"]
+    before = (store / "proposals.jsonl").read_bytes()
+    args = ["proposals", "reject", "--id", pid] + ([] if reason is None else ["--reason", reason])
+    assert fail_line(run, args) == (2, "self_learning: error: proposals reject: --reason is "
+                                       "required; say why (kept with the archived proposal)")
+    assert (store / "proposals.jsonl").read_bytes() == before
+
+
 def test_reject_redacts_the_reason(run, store, monkeypatch):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    pid = one(run)["id"]
+    pid = filed(run, store, monkeypatch)["id"]
     cli(run, "reject", "--id", pid, "--reason", "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")
     assert "ghp_abc" not in one(run, "rejected")["reason"]
 
 
 # --- rules from proven lessons ----------------------------------------------------------------
 
-def mined_card(run, store, confidence, status="candidate", origin="mined", key="mined:failure:abc"):
+def mined_card(run, store, confidence, status="candidate", origin="mined", key="mined:failure:abc",
+               **extra):
     card = {"title": "`npm test` fails with `Cannot find module <X>`", "origin": origin,
             "status": status, "confidence": confidence, "key": key,
             "solution_steps": ["run `npm ci` before `npm test` in a fresh checkout"],
-            "problem": "npm test failed 6 times in 5 sessions"}
+            "problem": "npm test failed 6 times in 5 sessions", **extra}
     code, _, err = run(["record"], json.dumps({"aha_cards": [card]}))
     assert code == 0, err
     log = Sessions(store)  # mine needs some observations to run at all
     log.obs("x", BASE, "prompt", prompt="hello")
     log.flush()
+    return next(c["id"] for c in records(store, "aha_cards.jsonl")[::-1] if c.get("key") == key)
+
+
+def set_status(run, card_id, status):
+    code, _, err = run(["aha-status", "--id", card_id, "--status", status, "--note", "checked"])
+    assert code == 0, err
 
 
 def test_a_confident_mined_lesson_becomes_a_rule_and_applies_through_the_guard(run, store, repo,
@@ -281,18 +331,93 @@ def test_a_rule_the_guard_refuses_stays_pending(run, store, repo, monkeypatch):
     mined_card(run, store, 0.9)
     mine(run, monkeypatch, BASE)
     p = one(run, kind="rule")
-    (repo / "AGENTS.md").write_text(p["body"] + "\n")
-    code, err = fail_line(run, ["proposals", "apply", "--id", p["id"]])
-    assert code == 2 and "duplicates AGENTS.md line 1" in err
+    code, err = fail_line(run, ["proposals", "apply", "--id", p["id"], "--file", ".git/x.md"])
+    assert code == 2 and "which improve never writes" in err
     assert one(run, kind="rule")["status"] == "proposed"
+
+
+def test_a_rule_the_file_already_holds_is_applied_as_present(run, store, repo, monkeypatch):
+    mined_card(run, store, 0.9)
+    mine(run, monkeypatch, BASE)
+    p = one(run, kind="rule")
+    said = "# Rules\n\n- when npm test fails with Cannot find module X, run npm ci before npm " \
+           "test in a fresh checkout\n"
+    (repo / "AGENTS.md").write_text(said)
+    code, out, err = run(["proposals", "apply", "--id", p["id"]])
+    assert (code, err) == (0, "") and out == (f"applied {p['id']} (rule): already present in "
+                                              "AGENTS.md line 3; nothing written\n")
+    done = one(run, "applied", kind="rule")
+    assert done["present"] == "AGENTS.md line 3"
+    assert done["applied_to"] == str(repo / "AGENTS.md")
+    assert (repo / "AGENTS.md").read_text() == said and not (store / "improvements.md").exists()
+    assert "already present: AGENTS.md line 3" in run(["proposals", "show", "--id", p["id"]])[1]
+
+
+def test_rule_sessions_come_from_the_card_and_evidence_stays_stable(run, store, monkeypatch):
+    seen = [f"seen 2026-02-0{i}T10:00:00Z in session {sid} (obs_{i})"
+            for i, sid in enumerate(["s1", "s2", "s1", "s3"], 1)]
+    card_id = mined_card(run, store, 0.85, evidence=seen, observations=9)
+    mined_card(run, store, 0.9, key="mined:failure:noses", observations=7,
+               title="`make` fails with `No rule to make target <X>`")
+    data = mine(run, monkeypatch, BASE, "--kind", "failures")
+    assert sorted(e["sessions"] for e in data["proposals"]) == [3, 7]
+    mine(run, monkeypatch, BASE + HOUR // 2)  # files the one deferred (one per kind per run)
+    rules = cli(run, "list", "--kind", "rule")["items"]
+    assert sorted(p["sessions"] for p in rules) == [3, 7]
+    p = next(r for r in rules if r["card"] == card_id)
+    assert p["evidence"] == [f"card {card_id}"] + seen[:3]
+    lines = len(records(store, "proposals.jsonl"))
+    set_status(run, card_id, "accepted")
+    data = mine(run, monkeypatch, BASE + HOUR)
+    assert [e["action"] for e in data["proposals"] if e["id"] == p["id"]] == []
+    assert len(records(store, "proposals.jsonl")) == lines
+    assert cli(run, "show", "--id", p["id"])["proposal"]["evidence"] == p["evidence"]
+
+
+@pytest.mark.parametrize("status", ["rejected", "deprecated", "retired"])
+def test_a_pending_rule_whose_card_is_hidden_is_closed(run, store, monkeypatch, status):
+    card_id = mined_card(run, store, 0.9)
+    mine(run, monkeypatch, BASE)
+    p = one(run, kind="rule")
+    set_status(run, card_id, status)
+    data = mine(run, monkeypatch, BASE + HOUR)
+    assert [(e["id"], e["action"]) for e in data["proposals"]] == [
+        (p["id"], f"rejected (card {card_id} is {status})")]
+    assert one(run, "rejected", kind="rule")["reason"] == f"card {card_id} is {status}"
+    assert mine(run, monkeypatch, BASE + 2 * HOUR)["proposals"] == []
+
+
+def test_a_hidden_card_is_never_proposed_as_a_rule(run, store, monkeypatch):
+    mined_card(run, store, 0.95, status="deprecated")
+    assert mine(run, monkeypatch, BASE)["proposals"] == []
+
+
+def test_an_exported_lesson_is_not_proposed_and_closes_a_pending_rule(run, store, repo,
+                                                                     monkeypatch):
+    card_id = mined_card(run, store, 0.9)
+    mine(run, monkeypatch, BASE)
+    p = one(run, kind="rule")
+    set_status(run, card_id, "accepted")
+    assert run(["export-rules", "--agent", "agents-md"])[0] == 0
+    text = (repo / "AGENTS.md").read_text()
+    n = next(i for i, line in enumerate(text.splitlines(), 1) if "npm ci" in line)
+    assert "<!-- self-learning-skills:begin" in "\n".join(text.splitlines()[:n - 1])
+    data = mine(run, monkeypatch, BASE + HOUR)
+    assert [(e["id"], e["action"]) for e in data["proposals"]] == [
+        (p["id"], f"applied (AGENTS.md line {n})")]
+    done = one(run, "applied", kind="rule")
+    assert (done["present"], done["applied_to"]) == (f"AGENTS.md line {n}", "AGENTS.md")
+    mined_card(run, store, 0.9, status="accepted", key="mined:failure:other",
+               title="`make` fails with `No rule to make target <X>`")
+    assert run(["export-rules", "--agent", "agents-md"])[0] == 0
+    assert "`make` fails with" in (repo / "AGENTS.md").read_text()
+    assert mine(run, monkeypatch, BASE + 2 * HOUR)["proposals"] == []
 
 
 # --- show, corrections, CLI errors -------------------------------------------------------------
 
 def test_show_lists_evidence_and_corrections_newest_first(run, store, monkeypatch):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    p = one(run)
+    p = filed(run, store, monkeypatch)
     for text in ("run the lint step with --fix first", "commit with the release template"):
         assert run(["correct", "--pattern", p["key"], "--text", text])[0] == 0
     shown = cli(run, "show", "--id", p["id"])["proposal"]
@@ -309,7 +434,7 @@ def test_show_lists_evidence_and_corrections_newest_first(run, store, monkeypatc
      "proposals show: no proposal with id 'prop_nope' (see `proposals list --status all`)"),
     (["proposals", "apply", "--id", "prop_nope"],
      "proposals apply: no proposal with id 'prop_nope' (see `proposals list --status all`)"),
-    (["proposals", "reject", "--id", "prop_nope"],
+    (["proposals", "reject", "--id", "prop_nope", "--reason", "not ours"],
      "proposals reject: no proposal with id 'prop_nope' (see `proposals list --status all`)"),
     (["proposals", "apply"], "proposals apply: --id is required (see `proposals list`)"),
     (["proposals", "list", "--reason", "x"],
@@ -378,9 +503,7 @@ def test_suggest_skills_on_an_empty_store(run, store):
 
 
 def test_review_and_index_show_a_proposal_until_it_is_decided(run, store, monkeypatch):
-    habit(store)
-    mine(run, monkeypatch, BASE + 5 * HOUR)
-    pid = one(run)["id"]
+    pid = filed(run, store, monkeypatch)["id"]
     code, out, _ = run(["review"])
     assert code == 0 and f"  {pid} [skill] " in out and f"proposals show --id {pid}" in out
     assert f"`{pid}` [skill]" in (store / "INDEX.md").read_text()

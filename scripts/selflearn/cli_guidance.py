@@ -18,7 +18,7 @@ def _add_analyze(sub) -> None:
                        "their most frequent error lines), environmental failures (interrupted, "
                        "stale read, timed out: kept out of the rate), permission denials and "
                        "corrections. An opportunity is a family with >= 5 calls in the rate and "
-                       "< 80%% success; a git commit in the window whose message says "
+                       "< 80% success; a git commit in the window whose message says "
                        "fix/fixed/fixes and names the family suppresses it. Reads only. "
                        "Rules and constants: references/GUIDANCE.md.",
                        epilog=examples(f"{SCRIPT} analyze --days 7",
@@ -39,13 +39,14 @@ def _run_analyze(ctx: Context) -> Tuple[dict, List[str]]:
 def _add_improve(sub) -> None:
     p = sub.add_parser("improve", help="guarded edits of AGENTS.md, CLAUDE.md and other "
                        "always-loaded guidance files",
-                       description="Append a rule to a guidance file (--append) or replace the "
-                       "body of one section (--update-section, the rest of the file stays "
-                       "byte-identical). Refused, with nothing written: paths outside the "
+                       description="Append a one-line rule to a guidance file (--append) or "
+                       "replace the body of one section (--update-section, the rest of the file "
+                       "stays byte-identical). Refused, with nothing written: paths outside the "
                        "repository, through symlinks pointing out, symlink targets, .git and the "
                        "store; files that are not text; rules that are trivial (< 15 characters), "
-                       "oversized (> 600), shaped like tool output (timestamps, tracebacks, "
-                       "error blocks, long hex) or > 70%% token overlap with an existing line. "
+                       "oversized (> 600), holding export-rules markers or HTML comments "
+                       "(<!-- -->), shaped like tool output (timestamps, tracebacks, error "
+                       "blocks, long hex) or > 70% token overlap with an existing line. "
                        "Each write is backed up first (<store>/backups/, 5 kept, at most 7 days) "
                        "and logged with its rationale in <store>/improvements.md. "
                        "--scan-duplicates proposes removals of repeated lines across guidance "
@@ -62,7 +63,7 @@ def _add_improve(sub) -> None:
     p.add_argument("--file", help="guidance file relative to the repository root, e.g. "
                    "AGENTS.md, CLAUDE.md, GEMINI.md, .github/copilot-instructions.md")
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--append", metavar="TEXT", help="rule to append at the end of --file")
+    what.add_argument("--append", metavar="TEXT", help="one-line rule to append at the end of --file")
     what.add_argument("--update-section", metavar="HEADING",
                       help="replace the body of this section (appended as ## HEADING if absent)")
     what.add_argument("--scan-duplicates", action="store_true",

@@ -23,7 +23,10 @@ def _add_proposals(sub) -> None:
                        "(a line for AGENTS.md from an accepted or confident mined lesson). Each "
                        "cites its evidence. `apply` writes <repo>/.claude/skills/<name>/SKILL.md "
                        "(never over an existing folder) or appends the rule through the guarded "
-                       "edit; `reject` archives it with a reason. A decided proposal is never "
+                       "edit (a rule the file already holds is marked applied, nothing written); "
+                       "`reject` archives it with a required reason. A pending rule whose lesson "
+                       "is rejected, deprecated or retired is rejected by the next `mine`. "
+                       "A decided proposal is never "
                        "proposed again. SELF_LEARNING_LLM_CMD (a command reading a prompt on "
                        "stdin) writes skill bodies; without it, or when it fails, a template "
                        "does. " + INBOX,
@@ -36,9 +39,11 @@ def _add_proposals(sub) -> None:
     p.add_argument("--status", choices=("proposed", "applied", "rejected", "all"),
                    default="proposed", help="list: which proposals (default: proposed)")
     p.add_argument("--kind", choices=("skill", "rule", "command"), help="list: only this kind")
-    p.add_argument("--reason", help="reject: why (kept with the archived proposal)")
+    p.add_argument("--reason", help="reject: why, required (kept with the archived proposal)")
     p.add_argument("--skills-dir", metavar="DIR",
-                   help="apply: where the skill folder goes (default: <repo>/.claude/skills)")
+                   help="apply: where the skill folder goes, relative to the repository "
+                   "(default: .claude/skills); a folder outside it must exist and be given "
+                   "as an absolute path")
     p.add_argument("--name", help="apply: another skill name (lowercase, digits, hyphens)")
     p.add_argument("--file", help="apply: the instruction file a rule goes to (default: AGENTS.md)")
     p.set_defaults(run=_run_proposals, writes=False)

@@ -31,6 +31,9 @@ DUPLICATE_OVERLAP = 0.70     # token-set Jaccard above this: two lines say the s
 MIN_SCAN_TOKENS = 4          # shorter lines (headings, "- Run tests") are not scanned
 MAX_DIGIT_SHARE = 0.25       # digits above this share of the non-space characters: log data
 MIN_DIGIT_TEXT = 20          # ... checked once the rule has this many non-space characters
+# Text a rule may not hold: export-rules' block markers and HTML comments (which hide text
+# from readers and could forge or break the marked block).
+MARKERS = ("self-learning-skills:begin", "self-learning-skills:end", "<!--", "-->")
 # Each pattern marks text copied from tool output rather than written as a rule.
 LOG_PATTERNS = (
     ("a timestamp", r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\b\d{1,2}:\d{2}:\d{2}\b"),
@@ -149,7 +152,8 @@ def present(repo_root: str) -> List[str]:
 # --- rule checks --------------------------------------------------------------------------
 
 def check_rule(text: str, rel: str) -> None:
-    """Refuse a rule that is trivial, oversized or log-shaped (one line, nothing written)."""
+    """Refuse a rule that is trivial, oversized, holds a marker or comment, or is log-shaped
+    (one line, nothing written)."""
     size = len(text.strip())
     if size < MIN_RULE_CHARS:
         raise UsageError(f"improve: rule for {rel} is trivial ({size} characters < "
@@ -158,6 +162,10 @@ def check_rule(text: str, rel: str) -> None:
     if size > MAX_RULE_CHARS:
         raise UsageError(f"improve: rule for {rel} is oversized ({size} characters > "
                          f"{MAX_RULE_CHARS}); link a reference file instead; nothing was written")
+    marker = next((m for m in MARKERS if m in text), None)
+    if marker:
+        raise UsageError(f"improve: rule for {rel} holds {marker!r} (export-rules markers and "
+                         "HTML comments are not rules); nothing was written")
     why = log_shape(text)
     if why:
         raise UsageError(f"improve: rule for {rel} looks like tool output ({why}); state the "

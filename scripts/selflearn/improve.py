@@ -29,6 +29,14 @@ _BACKUP = re.compile(r"^(\d{8}T\d{6}Z)(?:\.(\d+))?\.bak$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 
 
+class DuplicateRule(UsageError):
+    """The rule repeats a line of the file: ``path`` (absolute) ``where`` (``<rel> line N``)."""
+
+    def __init__(self, message: str, path: str, where: str):
+        super().__init__(message)
+        self.path, self.where = path, where
+
+
 def append_rule(repo_root: str, file: str, text: str, rationale: str, source: str,
                 store_root: Optional[str] = None) -> dict:
     """Append one rule to a guidance file (used when a rule proposal is applied).
@@ -46,6 +54,10 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
     rationale = _one_line(rationale, "--rationale", "why this rule helps")[:MAX_RATIONALE]
     clean = _clean(text)
     guidance.check_rule(clean, rel)
+    if heading is None and "\n" in clean:
+        raise UsageError(f"improve: --append takes one line (a rule), got "
+                         f"{len(clean.splitlines())}; use --update-section with --text for a "
+                         "block; nothing was written")
     old = guidance.read(path, rel)
     lines = (old or "").splitlines(keepends=True)
     if heading is None:
@@ -58,9 +70,10 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
         new, found, others = _section_update(old or "", lines, heading, clean)
     dup = guidance.duplicate_of(clean, [(n, line) for n, line in others if line.strip()])
     if dup:
-        raise UsageError(f"improve: rule duplicates {rel} line {dup['line']} "
-                         f"({dup['overlap']:.0%} token overlap > {guidance.DUPLICATE_OVERLAP:.0%}):"
-                         f" {dup['text'][:80]}; nothing was written")
+        raise DuplicateRule(f"improve: rule duplicates {rel} line {dup['line']} "
+                            f"({dup['overlap']:.0%} token overlap > "
+                            f"{guidance.DUPLICATE_OVERLAP:.0%}): {dup['text'][:80]}; "
+                            "nothing was written", path, f"{rel} line {dup['line']}")
     data = {"file": rel, "path": path, "action": "append" if heading is None else
             "update-section", "section": heading, "section_found": found,
             "created": old is None, "text": clean, "redacted": clean != _tidy(text),

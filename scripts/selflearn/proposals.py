@@ -2,16 +2,20 @@
 
 Owns ``<store>/proposals.jsonl`` (append-only; the latest line per id wins):
 filing what the miners found (``offer``, called by ``mine``) and rules from
-proven mined lessons, at most one new proposal per kind per run; a key once
-decided (applied or rejected) is never proposed again. ``apply`` writes a
-skill folder (never over an existing one) or a rule through the guarded-edit
-module ``improve``; ``reject`` archives with a reason. ``pending`` lists what
+proven mined lessons not yet in AGENTS.md, at most one new proposal per kind
+per run; a key once decided (applied or rejected) is never proposed again, and
+a pending rule is settled when its card is hidden or AGENTS.md already holds
+it. ``apply`` writes a skill folder (never over an existing one) or a rule
+through the guarded-edit module ``improve`` (a duplicate counts as present);
+``reject`` archives with a required reason. ``pending`` lists what
 awaits a decision (for ``review`` and INDEX.md). ``suggest`` backs
 ``suggest-skills``. Constants: references/PROPOSALS.md. Must not import cli.
 """
 
+import contextlib
 import os
-from typing import Dict, List, Optional
+import re
+from typing import Dict, List, Optional, Tuple
 
 from . import mine_sequences, model, redact, skilldraft, store
 from .errors import SelfLearningError, UsageError
@@ -26,6 +30,7 @@ MAX_EVIDENCE_KEPT = 20      # evidence lines kept on a proposal (newest first)
 SKILLS_DIR = os.path.join(".claude", "skills")  # default home of applied skills, in the repo
 SUGGESTED_TAG = {"skill": "skill_suggested", "command": "skill_suggested",
                  "rule": "rule_suggested"}  # tag of the event logged for a new proposal
+_SESSION = re.compile(r"\bin session (\S+)")  # a card's evidence line citing a session
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -101,23 +106,76 @@ def rule_line(card: dict) -> str:
     return line if len(line) <= RULE_MAX_CHARS else line[:RULE_MAX_CHARS - 1] + "\u2026"
 
 
-def rule_candidates(cards: Dict[str, dict]) -> List[dict]:
-    """Mined lessons that are accepted or at least RULE_MIN_CONFIDENCE sure and say what to do."""
+def card_sessions(card: dict) -> int:
+    """Distinct sessions the card's evidence cites (``… in session <id>``), else its
+    ``observations`` count: what a rule proposal shows as its sessions."""
+    cited = {m.group(1) for e in card.get("evidence") or [] for m in [_SESSION.search(str(e))]
+             if m}
+    obs = card.get("observations")
+    return len(cited) or (obs if isinstance(obs, int) and not isinstance(obs, bool) else 0)
+
+
+def rules_present(repo_root: str) -> Dict[str, int]:
+    """Stripped lines of the repository's RULES_FILE -> line number ({} when unreadable)."""
+    try:
+        with open(os.path.join(repo_root, RULES_FILE), encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return {line.strip(): n for n, line in reversed(list(enumerate(text.splitlines(), 1)))}
+
+
+def present_at(card: dict, present: Dict[str, int]) -> Optional[str]:
+    """Where RULES_FILE already holds the card's lesson (its ``export-rules`` line or its
+    rule line), e.g. ``AGENTS.md line 12``; None when it does not."""
+    from . import export_rules
+    for line in (export_rules.rule(card), rule_line(card)):
+        if line in present:
+            return f"{RULES_FILE} line {present[line]}"
+    return None
+
+
+def rule_candidates(cards: Dict[str, dict], present: Optional[Dict[str, int]] = None
+                    ) -> List[dict]:
+    """Mined lessons that are accepted or at least RULE_MIN_CONFIDENCE sure, say what to do,
+    are not hidden and are not in RULES_FILE yet (``present``: see ``rules_present``).
+
+    The evidence names the card only by id: it stays the same while the card's status or
+    confidence changes, so a pending proposal is not updated for that."""
     out = []
     for c in cards.values():
         conf = c.get("confidence")
         sure = isinstance(conf, (int, float)) and not isinstance(conf, bool) \
             and conf >= RULE_MIN_CONFIDENCE
         if c.get("origin") != "mined" or c.get("status") in model.HIDDEN_STATUSES \
-                or not (c.get("status") == "accepted" or sure) or not c.get("solution_steps"):
+                or not (c.get("status") == "accepted" or sure) or not c.get("solution_steps") \
+                or present_at(c, present or {}):
             continue
         out.append({"kind": "rule", "key": "rule:" + str(c.get("key") or c["id"]),
                     "title": "Rule: " + cut(c["title"], 100), "body": rule_line(c),
                     "card": c["id"], "quality": conf if isinstance(conf, (int, float)) else 0,
-                    "sessions": 0, "changed": False, "rationale": cut(c.get("problem") or
-                                                                     c["title"], 200),
-                    "evidence": [f"card {c['id']} ({c.get('status')}, confidence {conf})"]
-                    + list(c.get("evidence") or [])[:3]})
+                    "sessions": card_sessions(c), "changed": False,
+                    "rationale": cut(c.get("problem") or c["title"], 200),
+                    "evidence": [f"card {c['id']}"] + list(c.get("evidence") or [])[:3]})
+    return out
+
+
+def _settled_rules(props: Dict[str, dict], cards: Dict[str, dict],
+                   present: Dict[str, int]) -> List[Tuple[dict, dict]]:
+    """``(proposal, decision line)`` for pending rules that need no person any more: the
+    card became hidden (rejected, ``card <id> is <status>``) or RULES_FILE already holds
+    the lesson, e.g. from ``export-rules`` (applied, ``present``)."""
+    out = []
+    for p in props.values():
+        card = cards.get(p.get("card") or "")
+        if p.get("kind") != "rule" or p.get("status") != "proposed" or card is None:
+            continue
+        where = present_at(card, present)
+        if card.get("status") in model.HIDDEN_STATUSES:
+            out.append((p, _decided(p["id"], "rejected",
+                                    reason=f"card {card['id']} is {card.get('status')}")))
+        elif where:
+            out.append((p, _decided(p["id"], "applied", applied_to=RULES_FILE, present=where)))
     return out
 
 
@@ -179,14 +237,22 @@ def _by_key(props: Dict[str, dict]) -> Dict[str, dict]:
 
 def offer(memory, found: List[dict], dry_run: bool, setup, force: bool = False) -> List[dict]:
     """File new proposals (one per kind per run unless ``force``), update pending ones,
+    settle pending rules whose card is hidden or whose lesson is already in RULES_FILE,
     skip decided keys; returns one report entry per proposal touched."""
     props = _all(memory)
+    cards = memory.folded("cards")
+    present = rules_present(setup.repo_root) if setup is not None and setup.repo_root else {}
+    report, lines, events, fresh = [], [], [], set()
+    for p, line in _settled_rules(props, cards, present):
+        props[p["id"]] = {**p, **line}
+        lines.append(line)
+        report.append(_entry(f"{line['status']} ({line.get('reason') or line.get('present')})",
+                             p, p["id"]))
     by_key = _by_key(props)
     taken_names = {p.get("name") for p in props.values() if p.get("name")}
-    cands = [dict(f["proposal"]) for f in found] + rule_candidates(memory.folded("cards"))
+    cands = [dict(f["proposal"]) for f in found] + rule_candidates(cards, present)
     cands.sort(key=lambda c: (KINDS.index(c["kind"]), -c.get("quality", 0),
                               -c.get("sessions", 0), c["key"]))
-    report, lines, events, fresh = [], [], [], set()
     for cand in cands:
         old = next((by_key[k] for k in cand.get("covers") or [cand["key"]] if k in by_key), None)
         if old is not None:
@@ -227,14 +293,40 @@ def _decided(pid: str, status: str, **fields) -> dict:
             "decided_ts": now, **fields}
 
 
+def skills_home(repo_root: str, skills_dir: Optional[str]) -> str:
+    """The folder skills go to: SKILLS_DIR, or ``--skills-dir`` taken relative to the
+    repository; a folder outside the repository must be absolute and exist already."""
+    if not skills_dir:
+        return os.path.join(repo_root, SKILLS_DIR)
+    folder = os.path.normpath(os.path.join(repo_root, skills_dir))
+    root = os.path.realpath(repo_root)
+    real = os.path.realpath(folder)
+    inside = real == root or real.startswith(root + os.sep)
+    if not inside and not (os.path.isabs(skills_dir) and os.path.isdir(folder)):
+        raise UsageError(f"proposals apply: --skills-dir {skills_dir!r} is outside the "
+                         "repository; name an existing folder by its absolute path, or a "
+                         "folder inside the repository; nothing was written")
+    return folder
+
+
+def _makedirs(target: str) -> List[str]:
+    """Create ``target`` and its missing parents; the folders created, deepest first."""
+    made, here = [], target
+    while not os.path.lexists(here):
+        made.append(here)
+        here = os.path.dirname(here)
+    os.makedirs(target)
+    return made
+
+
 def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optional[str]) -> str:
-    """Write ``<skills dir>/<name>/SKILL.md``; refuses bad names and existing folders."""
+    """Write ``<skills dir>/<name>/SKILL.md``; refuses bad names and existing folders, and
+    removes the folders it created when the write fails."""
     name = name or p["name"]
     why = skilldraft.check_name(name)
     if why:
         raise UsageError(f"proposals apply: skill name {name!r} {why}; nothing was written")
-    folder = os.path.abspath(skills_dir) if skills_dir else os.path.join(repo_root, SKILLS_DIR)
-    target = os.path.join(folder, name)
+    target = os.path.join(skills_home(repo_root, skills_dir), name)
     if os.path.lexists(target):
         raise UsageError(f"proposals apply: {target} already exists; nothing was written "
                          "(pass another --name, or --skills-dir)")
@@ -245,18 +337,31 @@ def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optio
     if problems:
         raise SelfLearningError(f"proposals apply: the draft of {p['id']} is not a valid "
                                 f"SKILL.md ({problems[0]}); nothing was written")
-    os.makedirs(target)
-    store.atomic_write(os.path.join(target, "SKILL.md"), text)
+    made: List[str] = []
+    try:
+        made = _makedirs(target)
+        store.atomic_write(os.path.join(target, "SKILL.md"), text)
+    except OSError as exc:
+        for folder in made:  # deepest first; a folder something else wrote into stays
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        raise SelfLearningError(f"proposals apply: cannot write {target} ({exc.strerror or exc})"
+                                "; nothing was written") from None
     return target
 
 
-def _write_rule(memory, p: dict, repo_root: str, rules_file: Optional[str]) -> str:
-    """Append the rule through the guarded-edit module (which refuses weak rules)."""
+def _write_rule(memory, p: dict, repo_root: str, rules_file: Optional[str]) -> Tuple[str, str]:
+    """Append the rule through the guarded-edit module (which refuses weak rules);
+    ``(where, "")``, or ``(where, "<file> line N")`` when the file already says it."""
     from . import improve
     target = rules_file or p.get("target") or RULES_FILE
-    result = improve.append_rule(repo_root, target, p["body"], p.get("rationale") or p["title"],
-                                 f"proposal {p['id']}", store_root=memory.root)
-    return str(result.get("path") or target)
+    try:
+        result = improve.append_rule(repo_root, target, p["body"],
+                                     p.get("rationale") or p["title"], f"proposal {p['id']}",
+                                     store_root=memory.root)
+    except improve.DuplicateRule as dup:
+        return dup.path, dup.where
+    return str(result.get("path") or target), ""
 
 
 def apply(memory, repo_root: str, pid: str, skills_dir: Optional[str] = None,
@@ -268,22 +373,26 @@ def apply(memory, repo_root: str, pid: str, skills_dir: Optional[str] = None,
         if skills_dir or name:
             raise UsageError("proposals apply: --skills-dir and --name are for skill and "
                              f"command proposals; {pid} is a rule (use --file)")
-        where = _write_rule(memory, p, repo_root, rules_file)
+        where, present = _write_rule(memory, p, repo_root, rules_file)
     else:
         if rules_file:
             raise UsageError(f"proposals apply: --file is for rule proposals; {pid} is a "
                              f"{p['kind']} (use --skills-dir or --name)")
-        where = _write_skill(p, repo_root, skills_dir, name)
-    line = _decided(pid, "applied", applied_to=where)
+        where, present = _write_skill(p, repo_root, skills_dir, name), ""
+    line = _decided(pid, "applied", applied_to=where, **({"present": present} if present else {}))
     memory.append("proposals", [line])
-    return {"proposal": {**p, **line}, "action": "applied", "written": where}
+    return {"proposal": {**p, **line}, "action": "applied", "written": None if present else where}
 
 
 def reject(memory, pid: str, reason: Optional[str] = None) -> dict:
-    """Archive a proposal with a reason; its key is never proposed again."""
+    """Archive a proposal with a (non-empty) reason; its key is never proposed again."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise UsageError("proposals reject: --reason is required; say why (kept with the "
+                         "archived proposal)")
     p = _get(memory, pid, "reject")
     _undecided(p, "reject")
-    line = _decided(pid, "rejected", reason=redact.redact_text(" ".join((reason or "").split())))
+    line = _decided(pid, "rejected", reason=redact.redact_text(reason))
     memory.append("proposals", [line])
     return {"proposal": {**p, **line}, "action": "rejected", "written": None}
 
@@ -352,6 +461,8 @@ def render_show(data: dict) -> List[str]:
     lines += [f"warning: {w}" for w in p.get("warnings") or []]
     if p.get("reason"):
         lines.append(f"reason: {p['reason']}")
+    if p.get("present"):
+        lines.append(f"already present: {p['present']}")
     lines += ["evidence:"] + [f"  - {e}" for e in p.get("evidence") or []]
     if p.get("corrections"):
         lines += ["corrections (newest first):"] + [f"  - {c}" for c in p["corrections"]]
@@ -361,6 +472,9 @@ def render_show(data: dict) -> List[str]:
 
 def render_decision(data: dict) -> List[str]:
     p = data["proposal"]
+    if data["action"] == "applied" and p.get("present"):
+        return [f"applied {p['id']} ({p['kind']}): already present in {p['present']}; "
+                "nothing written"]
     if data["action"] == "applied":
         return [f"applied {p['id']} ({p['kind']}): wrote {data['written']}"]
     return [f"rejected {p['id']} ({p['kind']}): archived" +
