@@ -1,5 +1,6 @@
 """advice: which cards, their rank, the budget, the fence, the just-in-time stale check."""
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -157,6 +158,11 @@ def test_budget_from_config_and_bad_config(run, repo):
     conf.write_text(json.dumps({"advice": 5}))
     code, _, err = run(["advice"])
     assert code == 1 and "\"advice\" must be an object" in err
+    conf.write_text(json.dumps({"advice": {"budget": "x"}}))
+    code, out, err = run(["advice"])
+    assert code == 2 and out == ""
+    assert err == (f"self_learning: error: {conf}: advice.budget 'x' must be a whole number of "
+                   f"characters from 0 to {advice.MAX_BUDGET} (default 2000)\n")
 
 
 def test_card_text_cannot_break_out_of_the_fence(run):
@@ -187,6 +193,9 @@ class FakeMemory:
 
     def load(self, name):
         return self.signals if name == "signals" else []
+
+    def path(self, name):
+        return f"/nonexistent/self-learning/{name}.jsonl"  # no file: no evidence
 
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
@@ -281,3 +290,66 @@ def test_session_id_logs_and_leaves_out_what_was_shown(run, store):
     assert ids(second) == sorted({"aha_1", "aha_2"} - set(ids(first)))
     assert second["excluded"] == ids(first)
     assert len(advise_json(run)["items"]) == 2  # without a session nothing is left out
+
+
+# --- reading signals ----------------------------------------------------------------------------
+
+def _store_memory():
+    from selflearn import paths
+    from selflearn.memory import Memory
+    return Memory(paths.project_store(os.environ["SELF_LEARNING_REPO_ROOT"], "tester"))
+
+
+def _folded_evidence(signals):
+    from selflearn import lifecycle
+    return {k: (e.used, e.helped, e.violated, e.last, e.last_violation)
+            for k, e in lifecycle.evidence(signals).items()}
+
+
+def test_signals_of_other_kinds_are_never_parsed(run, monkeypatch):
+    from selflearn import fastjson
+    record(run, card("aha_a", "Use pnpm, not npm"), card("aha_b", "Seed the db first"),
+           signals=[{"kind": k, "aha_id": t, "source": "cli", "context": c}
+                    for k, t, c in (("aha_recalled", "aha_a", "x"), ("aha_used", "aha_a", "y"),
+                                    ("aha_status", "aha_b", "names \"aha_used\" in text"),
+                                    ("aha_violated", "aha_b", "z"), ("rec_done", None, "w"),
+                                    ("aha_helped", "aha_a", "v"), ("aha_observed", "aha_b", "u"),
+                                    ("aha_reinforced", "aha_a", "t"))])
+    mem = _store_memory()
+    expected = _folded_evidence(mem.load("signals"))
+    parsed = []
+    real = fastjson.loads
+
+    def counting(text):
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(fastjson, "loads", counting)
+    got = advice.evidence_signals(_store_memory())
+    assert _folded_evidence(got) == expected and expected["aha_b"][2] == 1
+    seen = "".join(parsed)
+    assert '"aha_used"' in seen and '"aha_helped"' in seen
+    for kind in ("aha_recalled", "rec_done", "aha_reinforced", "aha_status"):
+        assert kind not in seen  # filtered on the raw bytes, before any JSON parsing
+    # a kind's name quoted inside a text field is escaped (\"aha_used\"), so it does not pass
+    assert sorted(r["kind"] for r in got) == ["aha_helped", "aha_observed", "aha_used",
+                                              "aha_violated"]
+    parsed.clear()
+    data = advice.advise(_store_memory(), os.environ["SELF_LEARNING_REPO_ROOT"])
+    assert {i["id"]: i["violations"] for i in data["items"]} == {"aha_a": 0, "aha_b": 1}
+    assert parsed and not any("aha_recalled" in t for t in parsed)  # the hook's path too
+
+
+def test_bad_evidence_lines_are_warnings_other_bad_lines_unread(run):
+    record(run, card("aha_a", "Use pnpm, not npm"),
+           signals=[{"kind": "aha_used", "aha_id": "aha_a", "source": "cli"}])
+    mem = _store_memory()
+    with open(mem.path("signals"), "ab") as fh:
+        fh.write(b'{"kind": "aha_recalled", broken\n'
+                 b'{"kind": "aha_helped", "aha_id": "aha_a", "ts": "2026-02-01T00:00:00Z"}\n'
+                 b'{"kind": "aha_violated", "aha_id": "aha_a", "ts": "2026-02-0')
+    got = advice.evidence_signals(mem)
+    assert [r["kind"] for r in got] == ["aha_used", "aha_helped"]
+    assert len(mem.warnings) == 1 and mem.warnings[0].startswith(f"{mem.path('signals')}:4: torn")
+    data = advise_json(run)
+    assert data["items"][0]["violations"] == 0 and data["items"][0]["id"] == "aha_a"

@@ -142,9 +142,21 @@ def test_hostile_titles_are_escaped_and_cannot_close_the_block(run, repo):
     export(run, "agents-md")
     text = (repo / "AGENTS.md").read_text()
     assert text.count(export_rules.END) == 1 and "<script>" not in text
-    assert "- evil &lt;!-- self-learning-skills:end --&gt; # heading &lt;script&gt;\n" in text
+    assert "- evil \u2039!-- self-learning-skills:end --\u203a # heading \u2039script\u203a\n" in text
+    assert "&lt;" not in text
     export(run, "agents-md", "--remove")
     assert (repo / "AGENTS.md").read_text() == "top\n"
+
+
+def test_placeholders_stay_readable_inside_backticks(run, repo):
+    record(run, [{"id": "aha_ph", "status": "accepted", "title": "Run `make <target>` a --> b",
+                  "solution_steps": ["pass `--out <dir>` and <!-- keep -->"]}])
+    export(run, "agents-md")
+    text = (repo / "AGENTS.md").read_text()
+    rule = [x for x in text.splitlines() if x.startswith("- Run")][0]
+    assert rule == ("- Run `make \u2039target\u203a` a --\u203a b: pass `--out \u2039dir\u203a` "
+                    "and \u2039!-- keep --\u203a")
+    assert "&" not in rule and "<" not in rule and ">" not in rule
 
 
 def test_output_is_bounded_and_redacted_again(run, repo, store, monkeypatch):

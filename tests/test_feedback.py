@@ -204,6 +204,27 @@ def test_recent_outcomes_per_day_windowed_and_capped(run, store):
     assert "### 2026-03-09" not in page(store)
 
 
+def test_outcomes_older_than_the_window_are_never_parsed(run, store, monkeypatch):
+    from selflearn import fastjson
+    old = [obs(f"2026-02-{d:02d}T08:00:00Z", "Bash", "failure", f"old {d}") for d in range(1, 29)]
+    new = [obs("2026-03-10T09:05:00Z", "Bash", "failure", "npm test"),
+           obs("2026-03-09T09:05:00Z", "Edit", "success", file="src/app.py")]
+    jsonl.append(str(store / "observations.jsonl"), old + new)
+    with open(store / "observations.jsonl", "ab") as fh:
+        fh.write(b'{"v": 1, "ts": "2026-02-01T00:00:00Z", broken\n')  # old: skipped unread
+    parsed = []
+    real = fastjson.loads
+
+    def counting(text):
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(fastjson, "loads", counting)
+    data, err = fb(run)
+    assert err == "" and "npm test" in page(store) and "old 1" not in page(store)
+    assert len([t for t in parsed if '"obs_' in t]) == len(new)
+
+
 def test_bad_days_is_one_line_error(run, store):
     code, out, err = run(["feedback", "--days", "0"])
     assert code == 2 and out == ""
@@ -225,7 +246,8 @@ def test_hostile_title_cannot_forge_markers(run, store):
     fb(run)
     got = feedback.parse(page(store))
     assert got.rendered == ["aha_evil"] and got.ids == ["aha_evil"] and not got.new
-    assert "&lt;!-- self-learning:lessons:end --&gt;" in page(store)
+    assert "\u2039!-- self-learning:lessons:end --\u203a" in page(store)
+    assert "&lt;" not in page(store)
 
 
 def test_unreadable_page_is_one_line_error(run, store):

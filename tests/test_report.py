@@ -6,6 +6,7 @@ from html.parser import HTMLParser
 import pytest
 
 from selflearn import report
+from selflearn.memory import Memory
 from selflearn import store as jsonl
 
 NOW = "2026-03-10T12:00:00Z"
@@ -138,6 +139,45 @@ def test_empty_store_and_bad_arguments(run, store, tmp_path):
     code, _, err = run(["report", "--html", str(tmp_path)])
     assert code == 2 and err == (f"self_learning: error: report: --html {tmp_path} is a folder; "
                                  "give a file name\n")
+
+
+def test_html_must_be_a_file_in_an_existing_folder(run, store, tmp_path):
+    code, out, err = run(["report", "--html", ""])
+    assert (code, out) == (2, "") and not (store / "report.html").exists()
+    assert err == ("self_learning: error: report: --html needs a file name; leave it out for "
+                   "<store>/report.html\n")
+    missing = tmp_path / "no" / "such" / "x.html"
+    code, out, err = run(["report", "--html", str(missing)])
+    assert (code, out) == (2, "") and not (tmp_path / "no").exists()
+    assert err == (f"self_learning: error: report: --html {missing}: folder {missing.parent} "
+                   "does not exist; create it first\n")
+    inside = store / "reports" / "week.html"  # inside the store, its folder is made
+    code, _, err = run(["report", "--html", str(inside)])
+    assert code == 0 and "<svg" in inside.read_text(), err
+
+
+def test_observations_outside_the_window_are_not_parsed(run, store, monkeypatch):
+    from selflearn import fastjson
+    plant(run, store)
+    with open(store / "observations.jsonl", "ab") as fh:
+        fh.write(b'{"v": 1, "id": "obs_torn", "ts": "2025-12-31T00:00:00Z", "tool": "B\n')
+    in_window = [r for r in jsonl.read(str(store / "observations.jsonl"))[0]
+                 if r["ts"][:10] in DAYS]
+    parsed = []
+    real = fastjson.loads
+
+    def counting(text):
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(fastjson, "loads", counting)
+    code, out, err = run(["report", "--days", "3", "--format", "json"])
+    assert code == 0 and err == "" and json.loads(out)["summary"]["tool_calls"] == 13
+    obs_parsed = [t for t in parsed if '"obs_' in t]
+    assert len(obs_parsed) == len(in_window) and "obs_old" not in "".join(obs_parsed)
+    mem = Memory(str(store))
+    kept = list(report.recent_observations(mem, DAYS[0], ("tool",)))
+    assert kept == [{"tool": r["tool"]} for r in in_window] and mem.warnings == []
 
 
 def test_tools_beyond_the_cap_are_counted_not_charted(run, store, monkeypatch):

@@ -6,13 +6,16 @@ the just-in-time stale check (paths and scripts a card cites must still exist in
 workspace, else it is held back) and the fenced, labelled output that never exceeds
 the budget: plain text, or the JSON an agent's hook expects. Only the card's own
 fields are shown, one or two lines each, cleaned so nothing can close the fence.
-Reads cards, signals and corrections; writes nothing (``surfacing`` logs).
+Reads cards, signals and corrections; writes nothing (``surfacing`` logs). Signals
+are read through a byte prefilter (``evidence_signals``): only lines naming an
+evidence kind are parsed, so a hook's cost grows with the evidence, not the log.
 Constants are documented in references/SURFACING.md. Must not import cli.
 """
 
+import gc
 import math
 import re
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from . import config, corrections, fastjson, lifecycle, model, search
 from . import posixfs as fs
@@ -47,6 +50,10 @@ _SUFFIX = re.compile(r"(?::\d+)+$|::.*$")       # file.py:12:3, tests/x.py::test
 _BAD = frozenset("<>*?$@%={}\\~^")              # placeholders, globs, variables, refs
 _TAG = re.compile(r"<(/?[A-Za-z!][^<>\n]*)>")   # anything shaped like a markup tag
 _TAG_START = re.compile(r"<(?=[/!A-Za-z])")
+# --- reading signals -------------------------------------------------------------------------
+EVIDENCE_KINDS = ("aha_used", "aha_helped", "aha_violated", "aha_observed")  # what
+# lifecycle.evidence counts; a signal line naming none of them is never parsed
+_EVIDENCE_LINE = re.compile(b'"(?:' + b"|".join(k.encode() for k in EVIDENCE_KINDS) + b')"')
 
 
 class Ranked:
@@ -66,9 +73,10 @@ class Ranked:
 
 # --- settings ----------------------------------------------------------------------------------
 
-def check_budget(budget) -> int:
+def check_budget(budget, where: str = "advice: budget") -> int:
+    """``budget`` when valid; ``where`` names its source in the error (flag or config file)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= MAX_BUDGET:
-        raise UsageError(f"advice: budget {budget!r} must be a whole number of characters "
+        raise UsageError(f"{where} {budget!r} must be a whole number of characters "
                          f"from 0 to {MAX_BUDGET} (default {DEFAULT_BUDGET})")
     return budget
 
@@ -79,11 +87,78 @@ def settings(repo_root: str) -> dict:
     if not isinstance(raw, dict):
         raise SelfLearningError(f"{config.path(repo_root)}: \"advice\" must be an object like "
                                 "{\"budget\": 2000, \"inject\": true}")
-    budget = check_budget(raw.get("budget", DEFAULT_BUDGET))
+    budget = check_budget(raw.get("budget", DEFAULT_BUDGET),
+                          f"{config.path(repo_root)}: advice.budget")
     inject = raw.get("inject", True)
     if not isinstance(inject, bool):
         raise SelfLearningError(f"{config.path(repo_root)}: advice.inject must be true or false")
     return {"budget": budget, "inject": inject}
+
+
+# --- reading the store cheaply -------------------------------------------------------------
+
+def parse_line(raw: bytes, torn: bool) -> Tuple[Optional[dict], str]:
+    """One JSONL line as ``store.read`` takes it: ``(record, "")`` or ``(None, why not)``.
+
+    ``torn``: the line is the piece after the file's last newline.
+    """
+    try:
+        record = fastjson.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except ValueError as exc:
+        return None, "torn last line (no newline)" if torn else f"not JSON ({exc})"
+    return (record, "") if isinstance(record, dict) else (None, "not a JSON object")
+
+
+def warn(memory, name: str, number: int, reason: str) -> None:
+    """Report an unreadable line the way ``Memory.load`` does."""
+    memory.warnings.append(f"{memory.path(name)}:{number}: {reason}; "
+                           "run `repair --apply` to move it to quarantine/")
+
+
+def evidence_signals(memory) -> List[dict]:
+    """The signals ``lifecycle.evidence`` can count, without parsing the rest of the log.
+
+    A line is parsed only when its bytes hold an ``EVIDENCE_KINDS`` name as a JSON
+    string (a superset: ``evidence`` still checks the kind). The kept lines are
+    parsed in one call as a JSON array; when that fails, or yields another count
+    or a non-object, they are parsed one by one and the bad ones become warnings.
+    """
+    try:
+        with open(memory.path("signals"), "rb") as fh:
+            lines = fh.read().split(b"\n")
+    except FileNotFoundError:
+        return []
+    keep = [n for n, raw in enumerate(lines) if _EVIDENCE_LINE.search(raw)]
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of fresh dicts would trigger full collections
+    try:
+        records = _parse_joined([lines[n] for n in keep])
+        if records is None:
+            records = []
+            for n in keep:
+                record, reason = parse_line(lines[n], n == len(lines) - 1)
+                if reason:
+                    warn(memory, "signals", n + 1, reason)
+                else:
+                    records.append(record)
+    finally:
+        if collecting:
+            gc.enable()
+    where = memory.path("signals")
+    return [model.upgrade(r, where) for r in records]
+
+
+def _parse_joined(lines: List[bytes]) -> Optional[List[dict]]:
+    """Whole lines parsed as one JSON array, or None when any line is not one object."""
+    try:
+        records = fastjson.loads((b"[" + b",".join(lines) + b"]").decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if len(records) != len(lines) or not all(isinstance(r, dict) for r in records):
+        return None
+    return records
 
 
 # --- relevance and rank ------------------------------------------------------------------------
@@ -131,7 +206,7 @@ def _eligible(card: dict) -> bool:
 def rank(memory, query: Optional[str], now: float) -> List[Ranked]:
     """Every card that clears the floors, best first (ties by id)."""
     pool = [c for c in memory.folded("cards").values() if _eligible(c)]
-    ev = lifecycle.evidence(memory.load("signals"))
+    ev = lifecycle.evidence(evidence_signals(memory))
     rels = relevance(query, pool) if query else [1.0] * len(pool)
     out = []
     for card, rel in zip(pool, rels):

@@ -98,8 +98,8 @@ def _add_report(sub) -> None:
                        epilog=examples(f"{SCRIPT} report",
                                        f"{SCRIPT} report --days 7 --html /tmp/self-learning.html "
                                        "--format json"))
-    p.add_argument("--html", metavar="FILE", help="where to write the page "
-                   "(default: <store>/report.html)")
+    p.add_argument("--html", metavar="FILE", help="where to write the page, in a folder that "
+                   "exists (default: <store>/report.html)")
     p.add_argument("--days", type=int, default=30, help="days of tool outcomes charted (1-366)")
     p.set_defaults(run=_run_report, writes=True)
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from . import lifecycle, model, redact, store
+from . import advice, lifecycle, model, redact, store
 from .errors import SelfLearningError, UsageError
 from .memory import Memory
 
@@ -60,9 +60,12 @@ def target(agent: str) -> Target:
 # --- the rules -------------------------------------------------------------------------------
 
 def clean(text, limit: int) -> str:
-    """One line, redacted, with no character that could open a tag or forge a marker."""
-    text = " ".join(redact.redact_text(str(text or "")).split())
-    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    """One line, redacted, that cannot open a tag or comment nor forge a marker.
+
+    Tag-like text becomes ``‹…›`` as in ``advice`` (readable inside backticks,
+    where ``&lt;`` would show literally); a bare ``-->`` becomes ``--›``.
+    """
+    text = advice.clean(redact.redact_text(str(text or ""))).replace("-->", "--\u203a")
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
 
 
@@ -185,7 +188,7 @@ def export(memory: Memory, repo_root: str, agent: str, dry_run: bool = False,
     path = resolve(repo_root, spec.path)
     before = _read(path)
     has_block = before is not None and find(before, spec.path) is not None
-    lines = [] if remove else rules(memory.folded("cards"), memory.load("signals"))
+    lines = [] if remove else rules(memory.folded("cards"), advice.evidence_signals(memory))
     if not has_block and (remove or not lines):
         after, action = before, "nothing"   # no block to remove, none worth adding
     else:

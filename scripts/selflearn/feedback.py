@@ -11,12 +11,13 @@ only when its text changes. Must not import cli.
 
 import os
 import re
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, Iterable, List, NamedTuple, Optional
 
-from . import lifecycle, model, record, redact, store, update
+from . import advice, lifecycle, model, record, redact, store, update
 from .errors import UsageError
 from .export_rules import clean as _clean
 from .memory import Memory
+from .report import recent_observations
 
 FILE = "feedback.md"                               # the page, in the store folder
 BEGIN = "<!-- self-learning:lessons:begin -->"     # first line of the editable section
@@ -30,6 +31,7 @@ TITLE_CHARS = 200       # a lesson's title is cut to this many characters (and a
 MIN_HUMAN_CHARS = 15    # a new lesson line shorter than this is refused (warning, kept)
 MAX_LESSONS = 200       # lessons listed in the editable section, oldest first
 MAX_CANDIDATES = 20     # mined candidates listed (read-only), most confident first
+OBS_FIELDS = ("ts", "tool", "outcome", "args", "file")  # what an outcome line shows
 NOTE_REMOVED = "removed from feedback.md"
 NOTE_ADDED = "added in feedback.md"
 _ITEM = re.compile(r"^[-*+]\s+(.*)$")
@@ -135,7 +137,8 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
     if changed and not dry_run:
         created = _apply(memory, todo)
         cards = memory.folded("cards")
-    text = render(cards, memory.load("signals"), memory.load("observations"), days,
+    observations = recent_observations(memory, first_day(days), OBS_FIELDS)
+    text = render(cards, advice.evidence_signals(memory), observations, days,
                   todo["refused"], user)
     write = text != current
     if write and not dry_run:
@@ -161,7 +164,7 @@ def _brief(cards: Dict[str, dict], rid: str) -> dict:
 
 # --- the page ---------------------------------------------------------------------------------
 
-def render(cards: Dict[str, dict], signals: List[dict], observations: List[dict], days: int,
+def render(cards: Dict[str, dict], signals: List[dict], observations: Iterable[dict], days: int,
            kept: List[str] = (), user: str = "") -> str:
     """The whole page: how to edit, the editable lessons, candidates, recent outcomes."""
     lessons = sorted((c for c in cards.values() if listed(c)),
@@ -199,9 +202,14 @@ def _candidates(cards: Dict[str, dict], signals: List[dict]) -> List[str]:
             for conf, c in rows[:MAX_CANDIDATES]]
 
 
-def _outcomes(observations: List[dict], days: int) -> List[str]:
+def first_day(days: int) -> str:
+    """The UTC date the last ``days`` days start on."""
+    return model.iso(model.now() - (days - 1) * lifecycle.DAY)[:10]
+
+
+def _outcomes(observations: Iterable[dict], days: int) -> List[str]:
     """Per day, newest first: ``- HH:MM | tool | outcome | args``, capped per day."""
-    first = model.iso(model.now() - (days - 1) * lifecycle.DAY)[:10]
+    first = first_day(days)
     by_day: Dict[str, List[dict]] = {}
     for obs in observations:
         ts = str(obs.get("ts") or "")

@@ -4,14 +4,17 @@ Owns the numbers (``collect``: per-tool failure rates per day, lessons by status
 and confidence, surfacings and their outcomes) and the page (``page``: inline
 CSS and SVG, no script, no external URL). Every string that comes from the store
 goes through ``html.escape``. Reads each store file once; absent files count as
-empty. Must not import cli.
+empty. Observations are streamed (``recent_observations``, also used by
+``feedback``): a line older than the window is skipped by its ``ts`` bytes,
+unparsed, and only the fields asked for are kept. Must not import cli.
 """
 
 import html
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+import re
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from . import lifecycle, model, store
+from . import advice, lifecycle, model, store
 from .errors import UsageError
 from .memory import Memory
 
@@ -28,6 +31,8 @@ CSS = ("body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;
        "border-bottom:1px solid #ddd;text-align:left;vertical-align:middle}"
        "th{background:#f4f4f4}svg{display:block}"
        ".key span{display:inline-block;width:.8em;height:.8em;margin:0 .3em 0 1em}")
+OBS_FIELDS = ("ts", "outcome", "tool", "tool_kind")  # what the tool chart reads of an observation
+_TS = re.compile(rb'"ts": ?"([^"\\]*)"')  # an observation's own stamp (the hook writes it first)
 
 
 def _esc(value) -> str:
@@ -41,11 +46,38 @@ def _cut(text, limit: int = TITLE_CHARS) -> str:
 
 # --- numbers ---------------------------------------------------------------------------------
 
+def recent_observations(memory: Memory, first_day: str,
+                        fields: Sequence[str]) -> Iterator[dict]:
+    """Observations stamped on or after ``first_day`` (UTC ``YYYY-MM-DD``), one line at a time.
+
+    ISO stamps order as strings, so a line whose raw ``"ts"`` is before the window
+    is skipped without parsing; a line without a readable stamp is parsed and kept
+    unless its ``ts`` is older. Only ``fields`` of each record are kept. Bad lines
+    in the window become warnings, as ``Memory.load`` reports them.
+    """
+    first = first_day.encode("ascii")
+    path = memory.path("observations")
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        for number, raw in enumerate(fh, 1):
+            stamp = _TS.search(raw)
+            if (stamp is not None and stamp.group(1)[:10] < first) or not raw.strip():
+                continue
+            record, reason = advice.parse_line(raw, not raw.endswith(b"\n"))
+            if reason:
+                advice.warn(memory, "observations", number, reason)
+            elif str(model.upgrade(record, path).get("ts") or "")[:10] >= first_day:
+                yield {k: record[k] for k in fields if k in record}
+
+
 def _days(days: int, now: float) -> List[str]:
     return [model.iso(now - (days - 1 - i) * lifecycle.DAY)[:10] for i in range(days)]
 
 
-def tool_rates(observations: List[dict], days: Sequence[str]) -> List[dict]:
+def tool_rates(observations: Iterable[dict], days: Sequence[str]) -> List[dict]:
     """Per tool (most used first): calls and failures per day within ``days``."""
     index = {d: i for i, d in enumerate(days)}
     tools: Dict[str, dict] = {}
@@ -107,8 +139,8 @@ def collect(memory: Memory, days: int = DEFAULT_DAYS) -> dict:
     """Every number the page shows, as data (also the JSON output)."""
     now = model.now()
     span = _days(days, now)
-    tools = tool_rates(memory.load("observations"), span)
-    learned = lessons(memory.folded("cards"), memory.load("signals"),
+    tools = tool_rates(recent_observations(memory, span[0], OBS_FIELDS), span)
+    learned = lessons(memory.folded("cards"), advice.evidence_signals(memory),
                       memory.load("surfacings"), now)
     calls, failures = sum(t["calls"] for t in tools), sum(t["failures"] for t in tools)
     rows = learned["rows"]
@@ -253,14 +285,34 @@ def _lesson_table(rows: List[dict]) -> List[str]:
          for r in live])]
 
 
+def _target(memory: Memory, out: Optional[str]) -> str:
+    """Where the page goes: ``out`` must name a file in a folder that exists.
+
+    Folders are created only inside the store (the default), never elsewhere on disk.
+    """
+    if out is None:
+        return os.path.join(memory.root, FILE)
+    if not out.strip():
+        raise UsageError("report: --html needs a file name; leave it out for "
+                         f"<store>/{FILE}")
+    target = os.path.abspath(out)
+    if os.path.isdir(target):
+        raise UsageError(f"report: --html {out} is a folder; give a file name")
+    folder = os.path.dirname(target)
+    inside = os.path.commonpath([os.path.abspath(memory.root), target]) == \
+        os.path.abspath(memory.root)
+    if not inside and not os.path.isdir(folder):
+        raise UsageError(f"report: --html {out}: folder {folder} does not exist; create it "
+                         "first")
+    return target
+
+
 def report(memory: Memory, out: Optional[str] = None, days: int = DEFAULT_DAYS,
            user: str = "") -> dict:
     """Collect, render, write the page; returns the numbers and where it went."""
     if not 1 <= days <= MAX_DAYS:
         raise UsageError(f"report: --days must be between 1 and {MAX_DAYS}, got {days}")
-    target = os.path.abspath(out) if out else os.path.join(memory.root, FILE)
-    if os.path.isdir(target):
-        raise UsageError(f"report: --html {out} is a folder; give a file name")
+    target = _target(memory, out)
     data = collect(memory, days)
     store.atomic_write(target, page(data, user))
     data["path"] = target
