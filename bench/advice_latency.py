@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Injection latency: the hook on SessionStart and UserPromptSubmit, which print advice.
+
+These are the only hook events that read the store (to rank learned notes);
+every other event only appends. Builds the synthetic stores of
+``store_scale.py`` (10 signals per card) at each size and prints, per size,
+the median wall time of both events next to ``python3 -S -c pass`` and a
+PostToolUse hook measured in the same run, and the characters injected.
+Usage: python3 bench/advice_latency.py [--sizes 200,2000,20000] [--runs 15]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hook_latency import PAYLOAD, SCRIPT, timed  # noqa: E402
+from store_scale import build_store  # noqa: E402
+
+SESSION = "5a3b1f2e-0c4d-4e6f-8a9b-1c2d3e4f5a6b"
+EVENTS = {
+    "SessionStart (startup)": {"hook_event_name": "SessionStart", "source": "startup"},
+    "UserPromptSubmit": {"hook_event_name": "UserPromptSubmit",
+                         "prompt": "the pytest fixture for the cache times out in CI again"},
+    "PostToolUse (no advice)": {k: v for k, v in PAYLOAD.items() if k != "session_id"},
+}
+
+
+def payload(fields: dict) -> bytes:
+    return json.dumps({"session_id": SESSION, "cwd": "/tmp/project",
+                       "transcript_path": "/tmp/t.jsonl", **fields}).encode()
+
+
+def injected(cmd, stdin: bytes, env) -> int:
+    out = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False).stdout
+    return len(out.decode("utf-8"))
+
+
+def measure(size: int, runs: int) -> dict:
+    with tempfile.TemporaryDirectory() as repo:
+        env = {**os.environ, "SELF_LEARNING_REPO_ROOT": repo, "SELF_LEARNING_USER": "bench"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
+        env.pop("SELF_LEARNING_NOW", None)
+        build_store(repo, size)
+        hook = [sys.executable, "-S", SCRIPT, "hook", "--agent", "claude"]
+        base = [sys.executable, "-S", "-c", "pass"]
+        row = {"size": size, "base": [], **{name: [] for name in EVENTS}}
+        chars = {name: injected(hook, payload(f), env) for name, f in EVENTS.items()}
+        for _ in range(runs):  # interleaved so machine noise hits all alike
+            row["base"].append(timed(base, b"", env))
+            for name, fields in EVENTS.items():
+                row[name].append(timed(hook, payload(fields), env))
+        row = {k: (statistics.median(v) * 1000 if isinstance(v, list) else v)
+               for k, v in row.items()}
+        row["chars"] = chars
+        return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="200,2000,20000")
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    started = time.time()
+    rows = [measure(int(s), args.runs) for s in args.sizes.split(",")]
+    print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} cores, "
+          f"{args.runs} runs each; medians in ms (characters printed)")
+    names = list(EVENTS)
+    print(f"{'cards':>7} {'python3 -S':>11} " + " ".join(f"{n:>26}" for n in names))
+    for r in rows:
+        cells = " ".join(f"{r[n]:>17.1f} ({r['chars'][n]:>5})" for n in names)
+        print(f"{r['size']:>7} {r['base']:>11.1f} {cells}")
+    if len(rows) > 1:
+        first, last = rows[0], rows[-1]
+        growth = last["SessionStart (startup)"] / first["SessionStart (startup)"]
+        print(f"SessionStart grows {growth:.1f}x for a {last['size'] // first['size']}x store; "
+              f"{time.time() - started:.0f} s in all")
+
+
+if __name__ == "__main__":
+    main()
