@@ -1,6 +1,8 @@
 """maintain on a fake clock: every step in order, the rate limit, the nothing-new skip, the daily
 lifecycle run, idempotence, --force, and a dry run that writes nothing (state included)."""
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -60,7 +62,7 @@ def test_first_run_mines_reinforces_promotes_decays_and_saves_state(run, clock, 
     lines = out.splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "mine", "reinforce", "promote", "decay", "state"]
-    assert lines[0] == "mine: 1 lesson(s) (1 created, 0 reinforced) from 2 new observation(s)"
+    assert lines[0] == "mine: 1 lesson(s) (1 created, 0 reinforced, 0 skipped) from 2 new observation(s)"
     assert lines[2] == "promote: no change (1 mined lesson(s) checked)"
     (card,) = cards(store).values()
     assert (card["origin"], card["status"]) == ("mined", "candidate")
@@ -191,7 +193,8 @@ def test_reinforce_runs_between_mine_and_promote(run, clock, store):
     code, out, err = run(["maintain"])
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "mine: 1 lesson(s) (0 created, 1 reinforced) from 2 new observation(s)"
+    assert lines[0] == ("mine: 1 lesson(s) (0 created, 1 reinforced, 0 skipped) from 2 new "
+                        "observation(s)")
     assert lines[1].startswith("reinforce: judged 1 surfaced lesson(s): 0 helped, 1 violated")
     assert lines[2] == "promote: no change (1 mined lesson(s) checked)"
     conf = round(mine_base.confidence(3) * (1 - lifecycle.VIOLATION_LOSS), 3)
@@ -199,3 +202,47 @@ def test_reinforce_runs_between_mine_and_promote(run, clock, store):
     assert [h["reason"] for h in held] == [
         f"confidence {conf} < {lifecycle.PROMOTE_MIN_CONFIDENCE}"]
     assert cards(store)[card["id"]]["status"] == "candidate"
+
+
+def test_counts_add_up_with_lessons_a_person_rejected(run, clock, store):
+    failures(store, 2)
+    jsonl.append(str(store / "observations.jsonl"), [{
+        **failure(10 + n, T0 - 1800 + n, f"m{n}"), "family": "make", "args": "make",
+        "error": "make: *** [all] Error 2"} for n in range(2)])
+    js(run)
+    (rejected,) = [c for c in cards(store).values() if c["title"].startswith("`make`")]
+    assert run(["aha-status", "--id", rejected["id"], "--status", "rejected"])[0] == 0
+    failures(store, 1, start=2)
+    jsonl.append(str(store / "observations.jsonl"), [{
+        **failure(20, T0 - 1700, "m2"), "family": "make", "args": "make",
+        "error": "make: *** [all] Error 2"}])
+    clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
+    code, out, err = run(["maintain"])
+    assert code == 0, err
+    assert out.splitlines()[0] == ("mine: 2 lesson(s) (0 created, 1 reinforced, 1 skipped) "
+                                   "from 2 new observation(s)")
+
+
+HOLD = ("import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.read()\n")
+
+
+def test_a_maintain_already_running_makes_another_skip(run, clock, store):
+    failures(store, 2)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(store / maintain.LOCK_FILE)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"  # another process is in its maintain run
+        before = snapshot(store)
+        code, out, err = run(["maintain"])
+        assert (code, out) == (0, "maintain: another maintain is running; skipped\n"), err
+        assert snapshot(store) == before
+        assert js(run, "--dry-run")["steps"]["mine"]["lessons"]  # a dry run takes no lock
+    finally:
+        holder.communicate("")
+    data = js(run)
+    assert not data["skipped"] and [e["action"] for e in data["steps"]["mine"]["lessons"]] == [
+        "created"]

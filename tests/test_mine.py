@@ -284,6 +284,20 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
                for e in card["evidence"])
     assert model.check("card", card, "card") == []
     assert "mined" in card["tags"] and "failure" in card["tags"]
+    assert card["trigger"] == "npm test"  # the shell family whose use puts it at stake
+
+
+def test_failure_trigger_is_the_tool_off_the_shell_and_reaches_older_cards(run, store):
+    read = dict(tool="Read", tool_kind="read", args="/repo/a.py", error="EISDIR: is a directory")
+    key = "mined:failure:" + mine_failures.recurs({"event": "tool_failure", **read})
+    older = {"title": "`Read` fails", "key": key, "origin": "mined", "status": "candidate",
+             "confidence": 0.4}  # as mined before cards had a trigger
+    assert run(["record"], json.dumps({"aha_cards": [older]}))[0] == 0
+    log = Log(store)
+    log.append([log.obs(sid, "tool_failure", **read) for sid in ("a", "b")])
+    (lesson,) = js(run)["lessons"]
+    assert (lesson["action"], lesson["card"]["trigger"]) == ("reinforced", "Read")
+    assert cards(store)[lesson["id"]]["trigger"] == "Read"
 
 
 def test_fix_must_resemble_and_come_within_the_window(run, store):

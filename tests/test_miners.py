@@ -154,6 +154,7 @@ def test_edits_card_says_write_y_directly_and_cites_evidence(run, store):
                                    "`cfg_sa = yaml.safe_load(fh)`")
     assert f"seen {written[3]['ts']} in session sb ({written[3]['id']})" in card["evidence"]
     assert card["observations"] == 2 and "correction" in card["tags"]
+    assert card["trigger"] == mine_edits.TRIGGER == "edit"
     assert model.check("card", lesson["card"], "card") == []
     # recurs: the same change maps to the lesson, another change or event does not
     assert mine_edits.recurs(log.obs("sc", **_safe_load(None, "z")[1][1])) == digest
@@ -264,6 +265,7 @@ def test_bypass_card_hint_recurs_and_one_session_suffices(run, store, repo):
                                       "`terraform apply` yourself",
                                       "the skill runs terraform plan first"]
     assert card["confidence"] == 0.4 and "1 of them failing" in card["problem"]
+    assert card["trigger"] == "terraform apply"
     assert f"seen {obs['ts']} in session a ({obs['id']})" in card["evidence"]
     digest = card["key"].split(":")[-1]
     assert mine_bypass.recurs(obs) == digest
@@ -414,6 +416,7 @@ def test_denial_and_approval_cards(run, store):
     assert ok["title"] == "`pnpm install` is approved here (4 approvals, no denial)"
     assert ok["confidence"] == min(mine_denials.APPROVED_CONFIDENCE, rm["confidence"])
     assert "approved" in ok["tags"]
+    assert (rm["trigger"], curl["trigger"], ok["trigger"]) == ("rm", "curl", "pnpm install")
     assert all(model.check("card", c, "card") == [] for c in lessons.values())
     denied_obs = log.obs("c", "permission_denied", **shell("rm x", "rm", reason="no"))
     assert mine_denials.recurs(denied_obs) == rm["key"].split(":")[-1]
@@ -510,6 +513,7 @@ def test_preference_card_and_recurs(run, store):
                                "(2 refused), while `pnpm test` succeeded 4 time(s) in 2 sessions")
     assert card["evidence"][:2] == ["`npm test` failed with: npm ERR! x", "`pnpm test` succeeded"]
     assert card["confidence"] == 0.45 and lesson["sessions"] == 2
+    assert card["trigger"] == "pnpm test"  # obeying the lesson runs it: see LEARNING.md
     digest = card["key"].split(":")[-1]
     assert mine_preferences.recurs(log.obs("c", **shell("npm test -- -u", "npm test"))) == digest
     assert mine_preferences.recurs(log.obs("c", **shell("pnpm test", "pnpm test"))) != digest

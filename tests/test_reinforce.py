@@ -1,9 +1,12 @@
 """reinforce: scripted sessions after a surfacing → helped / violated counters, escalation, review lists."""
 import json
+import threading
+import time
 
 import pytest
 
-from selflearn import advice, lifecycle, mine_failures, model, reinforce
+from selflearn import advice, config, cursors, lifecycle, mine_bypass, mine_failures, model, \
+    reinforce
 from selflearn import store as jsonl
 from selflearn.memory import Memory
 
@@ -174,18 +177,123 @@ def test_outcomes_move_confidence_and_escalate_advice(script, run):
     assert "1 mined candidate(s): `promote --dry-run`" in out  # aha_npm
 
 
-def test_keep_failing_orders_by_violations_then_latest(script):
+def test_review_lists_are_disjoint_recent_and_skip_hidden_cards(script, run):
+    extra = [{"id": "aha_gone", "title": "Rejected", "status": "rejected"},
+             {"id": "aha_good", "title": "Mostly helps", "status": "accepted"}]
+    assert run(["record"], json.dumps({"aha_cards": extra}))[0] == 0
     sig = lambda kind, aid, ts: {**model.complete("signal", {  # noqa: E731
         "kind": kind, "aha_id": aid, "source": "reinforce"}), "ts": ts}
+    quiet = model.iso(model.parse_ts(NOW) - (lifecycle.QUIET_DAYS + 1) * lifecycle.DAY)
     script.memory.append("signals", [
-        sig("aha_violated", "aha_npm", "2026-01-01T00:00:00Z"),
-        sig("aha_violated", "aha_make", "2026-01-05T00:00:00Z"),
-        sig("aha_violated", "aha_note", "2026-01-03T00:00:00Z"),
-        sig("aha_violated", "aha_note", "2026-01-04T00:00:00Z"),
-        sig("aha_helped", "aha_make", "2026-01-06T00:00:00Z")])
+        sig("aha_violated", "aha_npm", quiet),                   # outlived: in neither list
+        sig("aha_helped", "aha_npm", quiet),
+        sig("aha_violated", "aha_make", "2026-01-30T00:00:00Z"),  # tie: keeps failing only
+        sig("aha_helped", "aha_make", "2026-01-31T00:00:00Z"),
+        sig("aha_violated", "aha_note", "2026-01-29T00:00:00Z"),
+        sig("aha_violated", "aha_note", "2026-01-28T00:00:00Z"),
+        sig("aha_violated", "aha_gone", "2026-02-01T00:00:00Z"),  # rejected: hidden
+        sig("aha_helped", "aha_good", "2026-01-30T00:00:00Z"),
+        sig("aha_helped", "aha_good", "2026-01-31T00:00:00Z"),
+        sig("aha_violated", "aha_good", "2026-02-01T00:00:00Z")])
     eff = reinforce.effectiveness(Memory(script.memory.root))
-    assert [r["id"] for r in eff["keep_failing"]] == ["aha_note", "aha_make", "aha_npm"]
-    assert [r["id"] for r in eff["helped_most"]] == ["aha_make"]
+    assert [r["id"] for r in eff["keep_failing"]] == ["aha_note", "aha_make"]
+    assert [r["id"] for r in eff["helped_most"]] == ["aha_good"]
+
+
+def record_lessons(run, lessons, *flags):
+    """Mined cards ``(id, failure error or key, trigger)``; trigger None: an older card."""
+    cards = []
+    for aid, error, trigger in lessons:
+        key = error if error.startswith("mined:") else \
+            "mined:failure:" + mine_failures.recurs({**failure(), "error": error})
+        cards.append({"id": aid, "title": aid, "key": key, "origin": "mined",
+                      "status": "candidate", "confidence": 0.5,
+                      **({"trigger": trigger} if trigger else {})})
+    assert run(["record", *flags], json.dumps({"aha_cards": cards}))[0] == 0
+
+
+def test_helped_needs_the_session_to_touch_the_lessons_trigger(script, run):
+    record_lessons(run, [("aha_t", "Error: t", "npm test"), ("aha_r", "Error: r", "Read"),
+                         ("aha_e", "Error: e", "edit")])
+    git = dict(tool="Bash", tool_kind="shell", family="git status", args="git status")
+    script.surfaced("unrelated", 0, "aha_t", "aha_r", "aha_e", "aha_npm")
+    script.obs("unrelated", 1, **git)
+    script.obs("unrelated", 2, "session_end")
+    script.surfaced("ran", 0, "aha_t", "aha_r", "aha_e")
+    script.obs("ran", 1, **{**failure(), "error": "Error: other"})  # npm test, another error
+    script.obs("ran", 2, tool="Read", tool_kind="read", args="a.py")
+    script.obs("ran", 3, tool="Edit", tool_kind="edit", args="a.py")
+    script.obs("ran", 4, "session_end")
+    script.surfaced("before", 30, "aha_t")
+    script.obs("before", 20, tool="Bash", tool_kind="shell", family="npm test", args="npm test")
+    script.obs("before", 31, **git)
+    data = reinforce.reinforce(script.memory)
+    got = {(j["session_id"], j["aha_id"]): j["outcome"] for j in data["judged"]}
+    assert got == {("unrelated", "aha_npm"): "helped",  # no trigger: any finished tool call
+                   ("ran", "aha_t"): "helped", ("ran", "aha_r"): "helped",
+                   ("ran", "aha_e"): "helped"}
+    assert data["counts"]["untested"] == 4  # unrelated: t, r, e; before: t (touched earlier)
+
+
+def test_configured_miners_judge_against_the_config_of_repo_root(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    other = tmp_path / "other-repo"  # the environment's repo (SELF_LEARNING_REPO_ROOT) has none
+    rules = {"skill_bypass": [{"pattern": "^npm publish", "skill": "release"}]}
+    (other / config.CONFIG).parent.mkdir(parents=True)
+    (other / config.CONFIG).write_text(json.dumps(rules))
+    digest = mine_bypass.rules(rules)[0].digest
+    flags = ["--repo-root", str(other)]
+    record_lessons(run, [("aha_pub", f"mined:bypass:{digest}", "npm publish")], *flags)
+    script = Script(other / ".agent-skills" / "self-learning" / "v1" / "users" / "tester")
+    script.surfaced("s", 0, "aha_pub")
+    published = script.obs("s", 1, tool="Bash", tool_kind="shell", family="npm publish",
+                           args="npm publish --tag next")
+    script.obs("s", 2, "session_end")
+    code, out, err = run(["reinforce", *flags, "--format", "json"])
+    assert code == 0, err
+    assert [(j["outcome"], j["obs"]) for j in json.loads(out)["judged"]] == [
+        ("violated", published)]
+
+
+def judge_later(runs, root, **kw):
+    """Start a thread running reinforce on ``root``; its result is appended to ``runs``."""
+    thread = threading.Thread(target=lambda: runs.append(
+        reinforce.reinforce(Memory(root), **kw)))
+    thread.start()
+    return thread
+
+
+def test_two_runs_at_once_write_each_outcome_once(script, monkeypatch):
+    script.surfaced("s", 0, "aha_npm")
+    script.obs("s", 1, **failure())
+    script.obs("s", 2, "session_end")
+    real, entered = reinforce.scan, []
+
+    def slow_scan(*args):  # each run waits here for the other: only possible without a lock
+        entered.append(1)
+        deadline = time.monotonic() + 0.5
+        while len(entered) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return real(*args)
+
+    monkeypatch.setattr(reinforce, "scan", slow_scan)
+    runs = []
+    for thread in [judge_later(runs, script.memory.root) for _ in range(2)]:
+        thread.join(10)
+    assert sorted(r["signals_written"] for r in runs) == [0, 1]
+    assert [s["aha_id"] for s in signals(script)] == ["aha_npm"]
+
+
+def test_dry_run_takes_no_lock(script):
+    script.surfaced("s", 0, "aha_npm")
+    script.obs("s", 1, **failure())
+    runs = []
+    with cursors.exclusive(script.memory.root):  # as a running `mine` would hold it
+        thread = judge_later(runs, script.memory.root, dry_run=True)
+        thread.join(10)
+        blocked = thread.is_alive()
+    thread.join()
+    assert not blocked and runs[0]["counts"]["violated"] == 1
 
 
 @pytest.mark.parametrize("key, expected", [

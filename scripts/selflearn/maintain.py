@@ -7,16 +7,25 @@ skipped, writing nothing, when the last one was under ``MIN_INTERVAL_MINUTES``
 ago, or when nothing changed since it and the lifecycle steps ran less than
 ``LIFECYCLE_EVERY_HOURS`` ago (idle time alone still moves lessons, so promote and
 decay run once a day without news). ``--force`` runs every step now; a dry run
-writes nothing, state included; so does a run that finds no store. Must not import cli.
+writes nothing, state included; so does a run that finds no store.
+Two maintains at once would mine and judge the same news twice: a run holds
+``<store>/maintain.lock`` (``flock``, never waited for) and a run that finds it
+held is skipped ("another maintain is running"). A dry run takes no lock.
+The steps take the store's own lock (``cursors.exclusive``) one at a time, never
+nested. Must not import cli.
 """
 
+import contextlib
+import fcntl
 import os
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 from . import cursors, fastjson, model, store, transitions
 from .memory import Memory
 
 STATE_FILE = "maintain_state.json"
+LOCK_FILE = "maintain.lock"   # held (flock, non-blocking) for the whole of a run
+BUSY = "another maintain is running"  # the skip reason when LOCK_FILE is held
 MIN_INTERVAL_MINUTES = 15     # runs closer together than this are skipped (hooks fire often)
 LIFECYCLE_EVERY_HOURS = 24    # without news, promote and decay still run this often
 WATCHED = ("observations", "signals", "cards")  # files whose growth means "something new"
@@ -56,8 +65,37 @@ def _lifecycle_due(state: dict, now: float) -> bool:
     return not state.get("last_lifecycle") or now >= _next_lifecycle(state)
 
 
+@contextlib.contextmanager
+def running(memory: Memory, enabled: bool = True) -> Iterator[bool]:
+    """Hold ``LOCK_FILE`` without waiting: yields False when another run holds it. Without
+    a store (nothing to do, nothing to create) or when not ``enabled``, yields True."""
+    if not enabled or not memory.exists():
+        yield True
+        return
+    fd = os.open(memory.path(LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
 def maintain(memory: Memory, repo_root: str, dry_run: bool = False, force: bool = False) -> dict:
-    """Run the steps that are due; report each step's data, or why nothing ran."""
+    """Run the steps that are due, unless another maintain is running; report each
+    step's data, or why nothing ran."""
+    with running(memory, enabled=not dry_run) as alone:
+        if not alone:
+            return {"dry_run": dry_run, "forced": force, "state": memory.path(STATE_FILE),
+                    "last_run": None, "new_since_last_run": None, "skipped": BUSY,
+                    "steps": {}, "wrote": False, "state_written": False}
+        return _maintain(memory, repo_root, dry_run, force)
+
+
+def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool) -> dict:
     now = model.now()
     state_path = memory.path(STATE_FILE)
     state = cursors.load(state_path, "seen", "maintain", "run every step on the next run")
@@ -89,13 +127,16 @@ def _mine_line(data: dict) -> str:
     if data.get("message"):
         return "mine: no observations yet"
     acts = [e["action"] for e in data["lessons"]]
+    skipped = sum(a.startswith("skipped") for a in acts)  # "skipped (rejected)" and the like
     return (f"mine: {len(acts)} lesson(s) ({acts.count('created')} created, "
-            f"{acts.count('reinforced')} reinforced) from {data['observations_read']} new "
-            "observation(s)")
+            f"{acts.count('reinforced')} reinforced, {skipped} skipped) from "
+            f"{data['observations_read']} new observation(s)")
 
 
 def render(data: dict) -> List[str]:
     """One line per step that ran, or the reason nothing ran."""
+    if data["skipped"] == BUSY:
+        return [f"maintain: {BUSY}; skipped"]
     if data["skipped"]:
         return [f"maintain: skipped: {data['skipped']}"]
     lines = []

@@ -23,7 +23,8 @@ from .mine_base import Setup
 
 STATE_FILE = "mine_state.json"
 # what a reinforcing version of a mined card may update (title, when_to_use, status stay)
-GROWING = ("evidence", "solution_steps", "gotchas", "observations", "first_seen", "last_seen")
+GROWING = ("evidence", "solution_steps", "gotchas", "observations", "first_seen", "last_seen",
+           "trigger")
 
 # --- registry: --kind name -> module with KIND, miner(agg, setup) -> Run, recurs(obs) --------
 MINERS = {m.KIND: m for m in (mine_failures, mine_edits, mine_bypass, mine_denials,

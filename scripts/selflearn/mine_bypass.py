@@ -149,7 +149,7 @@ def _lesson(digest: str, c: dict) -> dict:
         "evidence": [f"example: `{example}`"]
                     + [f"also ran: `{args}` ({count}x)" for _, (count, args) in ranked[1:3]]
                     + seen_lines(c),
-        "tags": ["mined", "bypass", "shell"],
+        "tags": ["mined", "bypass", "shell"], "trigger": family,
     }
     return finding(KIND, digest, f"{skill}|{c['pattern']}", c, card)
 

@@ -160,7 +160,7 @@ def _denied(family: str, c: dict, approvals: int) -> dict:
                     + seen_lines(c, "denied"),
         "gotchas": [f"it was also approved {approvals} time(s): one denial outweighs "
                     f"{DENIAL_WEIGHT} approvals"] if approvals else [],
-        "tags": ["mined", "denial"] + sorted(c["how"]),
+        "tags": ["mined", "denial"] + sorted(c["how"]), "trigger": family,
     }
     return finding(KIND, _digest("denied", family), f"denied|{family}", c, card)
 
@@ -175,7 +175,7 @@ def _approved(family: str, c: dict) -> dict:
         "solution_steps": [f"`{family}` is safe to propose when the task needs it"],
         "evidence": seen_lines(c, "approved"),
         "confidence": min(APPROVED_CONFIDENCE, confidence(n)),
-        "tags": ["mined", "approved"],
+        "tags": ["mined", "approved"], "trigger": family,
     }
     return finding(KIND, _digest("approved", family), f"approved|{family}", c, card)
 

@@ -27,6 +27,7 @@ MAX_EDITS_KEPT = 20         # earlier edits remembered per file and session, mos
 MAX_FILES_KEPT = 50         # files remembered per session; the least recently edited dropped
 MAX_OPEN_SESSIONS = 200     # sessions whose edits are remembered; the least recent dropped
 MAX_CLUSTERS = 5000         # corrections remembered; the least recent not yet lessons dropped
+TRIGGER = "edit"            # card trigger: the tool kind whose use puts the lesson at stake
 CUT_TITLE, CUT_EXAMPLE = 60, 160  # characters of X / Y in a title, of an edit in evidence
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks
 
@@ -143,6 +144,7 @@ def _lesson(digest: str, c: dict) -> dict:
                            f"leave `{x}` out of the first edit"],
         "evidence": [f"example ({path}): `{old}` -> `{new}`"] + seen_lines(c),
         "tags": ["mined", "edit", "correction"] + (["undo"] if c["undo"] else []),
+        "trigger": TRIGGER,
     }
     return finding(KIND, digest, c["change"], c, card)
 

@@ -176,9 +176,15 @@ def _lesson(fp: str, c: dict) -> dict:
         "observations": c["count"], "first_seen": c.get("first") or c["seen"][0][2],
         "last_seen": c.get("last", ""),
         "key": f"mined:failure:{fp}", "origin": "mined", "status": "candidate",
+        "trigger": trigger(c),
     }
     return {"kind": "failures", "fingerprint": c["fingerprint"], "sessions": n,
             "occurrences": c["count"], "card": {k: v for k, v in card.items() if v != []}}
+
+
+def trigger(c: dict) -> str:
+    """What gives the lesson a chance to matter: the shell family, else the tool."""
+    return c["family"] if c["kind"] == "shell" and c["family"] else c["tool"]
 
 
 def recurs(obs: dict) -> Optional[str]:

@@ -192,6 +192,7 @@ def _lesson(key: Tuple[str, str], variant: str, winners: List[str], cells: Dict[
                     + seen_lines(badc, f"`{avoid}` failed") + seen_lines(okc, f"`{use}` succeeded"),
         "confidence": confidence(sessions, has_fix=True),
         "tags": ["mined", "preference", "shell"],
+        "trigger": use,  # the job's preferred form: obeying the lesson runs it (see LEARNING.md)
     }
     merged = {"count": bad + ok, "sessions": sorted(set(badc["sessions"]) | set(okc["sessions"])),
               "first": min(badc["first"], okc["first"]),

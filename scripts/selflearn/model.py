@@ -102,6 +102,8 @@ CARD_FIELDS = _COMMON + [
     Field("observations", "number", "Mined: how many observations back it."),
     Field("first_seen", "str", "Mined: UTC time of the earliest observation behind it."),
     Field("last_seen", "str", "Mined: UTC time of the latest observation behind it."),
+    Field("trigger", "str", "Mined: the command family or tool whose use gives the lesson a "
+          "chance to matter."),
     Field("input_shape", "object", "Schema-like summary of the inputs."),
     Field("output_shape", "object", "Shape of what it produces."),
 ] + _SHARED

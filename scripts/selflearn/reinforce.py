@@ -4,19 +4,26 @@ Reads the surfacing log (``surfacing``) and judges every (session, lesson) pair 
 when the session is over (a ``session_end`` after the surfacing, or no activity for
 ``SESSION_IDLE_MINUTES``). A mined lesson (key ``mined:<kind>:<digest>``) whose
 miner's ``recurs(obs)`` gives the same digest for an observation of that session at
-or after the surfacing was violated (``aha_violated``); if the session ran a tool after
-the surfacing and the pattern stayed away, the lesson helped (``aha_helped``); a session
-that did no tool work after it is ``untested`` (no signal: nothing was at stake).
+or after the surfacing was violated (``aha_violated``); if the session touched the
+lesson after the surfacing (a finished tool call whose ``family``, ``tool`` or
+``tool_kind`` is the card's ``trigger``; any finished tool call for a card without
+one) and the pattern stayed away, the lesson helped (``aha_helped``); a session
+that did not touch it is ``untested`` (no signal: nothing was at stake).
+Miners that read config.json judge against the config of ``--repo-root``.
 Other cards have no outcome (counted as surfaced only). The outcome signals carry the
-session id, so a pair already judged is skipped and a second run writes nothing.
+session id, so a pair already judged is skipped and a second run writes nothing; the
+judged set is read, and the new outcomes appended, under the store's exclusive lock
+(``cursors.exclusive``), so two runs at once cannot both write a pair.
 Observations are read in one streaming pass; only lines of sessions awaiting
 judgement are parsed.
 Must not import cli.
 """
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+import functools
+import inspect
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import fastjson, lifecycle, model
+from . import config, cursors, fastjson, lifecycle, model
 
 SESSION_IDLE_MINUTES = 30   # a session without an observation for this long is over
 JUDGE_WITHIN_DAYS = 14      # surfacings older than this are no longer judged (bounds the work)
@@ -31,21 +38,34 @@ class Pending(NamedTuple):
     srf: str
     kind: str       # the miner's KIND
     digest: str
+    trigger: str    # the card's trigger ('' for an older card: any finished tool call)
 
 
 class Session:
     """What the observations of one session say after its surfacings."""
 
-    __slots__ = ("last", "ended", "worked", "hits")
+    __slots__ = ("last", "ended", "worked", "touched", "hits")
 
     def __init__(self):
         self.last = self.ended = self.worked = ""  # worked: the latest finished tool call
+        self.touched: Dict[str, str] = {}  # family, tool or tool_kind -> its latest finished call
         self.hits: List[Tuple[str, str, str, str]] = []  # (ts, obs id, kind, digest)
 
 
 def _miners() -> dict:
     from . import mine
     return mine.MINERS
+
+
+def checkers(miners: dict, repo_config: Optional[dict]) -> Dict[str, Callable]:
+    """Each miner's ``recurs``; those reading config.json get ``repo_config`` (the config
+    of ``--repo-root``) instead of the one of the directory the command runs in."""
+    out = {}
+    for name, module in miners.items():
+        takes = "config" in inspect.signature(module.recurs).parameters
+        out[name] = functools.partial(module.recurs, config=repo_config) \
+            if takes and repo_config is not None else module.recurs
+    return out
 
 
 def parse_key(key, miners: dict) -> Optional[Tuple[str, str]]:
@@ -71,13 +91,16 @@ def _pending(memory, cards: dict, done: set, since: str, miners: dict):
         for aid in srf.get("lesson_ids") or []:
             if (sid, aid) in done:
                 continue
-            parsed = parse_key((cards.get(aid) or {}).get("key"), miners)
+            card = cards.get(aid) or {}
+            parsed = parse_key(card.get("key"), miners)
             if parsed is None:
                 unjudged += 1
                 continue
             known = out.setdefault(sid, {}).get(aid)
             if known is None or ts < known.ts:
-                out[sid][aid] = Pending(ts, srf.get("id", "?"), *parsed)
+                trigger = card.get("trigger")
+                out[sid][aid] = Pending(ts, srf.get("id", "?"), *parsed,
+                                        trigger if isinstance(trigger, str) else "")
     return out, unjudged
 
 
@@ -89,8 +112,10 @@ def _session_of(raw: bytes) -> Optional[bytes]:
     return raw[start:raw.find(b'"', start)]
 
 
-def scan(path: str, pending: Dict[str, Dict[str, Pending]], miners: dict) -> Dict[str, Session]:
-    """One pass over observations.jsonl; parses only lines of the sessions in ``pending``."""
+def scan(path: str, pending: Dict[str, Dict[str, Pending]],
+         recurs: Dict[str, Callable]) -> Dict[str, Session]:
+    """One pass over observations.jsonl; parses only lines of the sessions in ``pending``.
+    ``recurs``: per miner KIND, its ``recurs(obs)`` (see ``checkers``)."""
     wanted = {sid.encode("utf-8"): sid for sid in pending}
     kinds = {sid: sorted({p.kind for p in lessons.values()}) for sid, lessons in pending.items()}
     sessions: Dict[str, Session] = {}
@@ -110,11 +135,11 @@ def scan(path: str, pending: Dict[str, Dict[str, Pending]], miners: dict) -> Dic
             sid = obs.get("session_id") if isinstance(obs, dict) else None
             if not isinstance(sid, str) or sid not in kinds:
                 continue
-            _feed(sessions.setdefault(sid, Session()), obs, kinds[sid], miners)
+            _feed(sessions.setdefault(sid, Session()), obs, kinds[sid], recurs)
     return sessions
 
 
-def _feed(s: Session, obs: dict, kinds: List[str], miners: dict) -> None:
+def _feed(s: Session, obs: dict, kinds: List[str], recurs: Dict[str, Callable]) -> None:
     ts = str(obs.get("ts") or "")
     s.last = max(s.last, ts)
     event = obs.get("event")
@@ -122,34 +147,53 @@ def _feed(s: Session, obs: dict, kinds: List[str], miners: dict) -> None:
         s.ended = max(s.ended, ts)
     elif event in ("tool_success", "tool_failure"):
         s.worked = max(s.worked, ts)
+        for field in ("family", "tool", "tool_kind"):
+            value = obs.get(field)
+            if isinstance(value, str) and value and s.touched.get(value, "") < ts:
+                s.touched[value] = ts
     for kind in kinds:
-        digest = miners[kind].recurs(obs)
+        digest = recurs[kind](obs)
         if digest:
             s.hits.append((ts, str(obs.get("id") or "?"), kind, digest))
 
 
 def judge(p: Pending, s: Optional[Session], idle_before: str) -> Tuple[str, Optional[str]]:
-    """(outcome, obs id): violated, helped, untested (no tool work after the surfacing),
-    or waiting (the session is not over)."""
+    """(outcome, obs id): violated, helped, untested (the session did not touch the
+    lesson's trigger after the surfacing), or waiting (the session is not over)."""
     s = s or Session()
     if not (s.ended >= p.ts or max(s.last, p.ts) < idle_before):
         return "waiting", None
     for ts, oid, kind, digest in s.hits:
         if ts >= p.ts and kind == p.kind and digest == p.digest:
             return "violated", oid
-    return ("helped", None) if s.worked >= p.ts else ("untested", None)
+    touched = s.touched.get(p.trigger, "") if p.trigger else s.worked
+    return ("helped", None) if touched >= p.ts else ("untested", None)
 
 
 def reinforce(memory, repo_root: str = "", dry_run: bool = False) -> dict:
-    """Judge the surfacings whose session is over; append one outcome signal per pair."""
-    now = model.now()
+    """Judge the surfacings whose session is over; append one outcome signal per pair.
+
+    The judged set is read and the new signals appended under the store's lock (not
+    taken by a dry run, nor without a store); the caller must not hold it (``maintain``
+    runs ``mine``, which takes it, before this)."""
     miners = _miners()
-    signals = memory.load("signals")
-    done = {(s.get("session_id"), s.get("aha_id")) for s in signals
+    recurs = checkers(miners, config.load(repo_root) if repo_root else None)
+    with cursors.exclusive(memory.root, enabled=not dry_run and memory.exists()):
+        data = _judge_all(memory, miners, recurs)
+        written = [_signal(j) for j in data["judged"]]
+        if written and not dry_run:
+            memory.append("signals", written)
+    return dict(data, dry_run=dry_run, signals_written=0 if dry_run else len(written))
+
+
+def _judge_all(memory, miners: dict, recurs: Dict[str, Callable]) -> dict:
+    """The outcome of every pending (session, lesson) pair, counted by outcome."""
+    now = model.now()
+    done = {(s.get("session_id"), s.get("aha_id")) for s in memory.load("signals")
             if s.get("source") == "reinforce" and s.get("kind") in OUTCOMES}
     since = model.iso(now - JUDGE_WITHIN_DAYS * lifecycle.DAY)
     pending, unjudged = _pending(memory, memory.folded("cards"), done, since, miners)
-    sessions = scan(memory.path("observations"), pending, miners)
+    sessions = scan(memory.path("observations"), pending, recurs)
     idle_before = model.iso(now - SESSION_IDLE_MINUTES * 60)
     judged, counts = [], {"helped": 0, "violated": 0, "untested": 0, "waiting": 0}
     for sid in sorted(pending):
@@ -159,11 +203,7 @@ def reinforce(memory, repo_root: str = "", dry_run: bool = False) -> dict:
             if outcome in ("helped", "violated"):
                 judged.append({"session_id": sid, "aha_id": aid, "surfacing": p.srf,
                                "surfaced": p.ts, "outcome": outcome, "obs": oid})
-    written = [_signal(j) for j in judged]
-    if written and not dry_run:
-        memory.append("signals", written)
-    return {"dry_run": dry_run, "judged": judged, "counts": counts, "unjudged": unjudged,
-            "sessions": len(pending), "signals_written": 0 if dry_run else len(written)}
+    return {"judged": judged, "counts": counts, "unjudged": unjudged, "sessions": len(pending)}
 
 
 def _signal(j: dict) -> dict:
@@ -178,7 +218,7 @@ def _signal(j: dict) -> dict:
 def render(data: dict) -> List[str]:
     c = data["counts"]
     lines = [f"judged {c['helped'] + c['violated']} surfaced lesson(s): {c['helped']} helped, "
-             f"{c['violated']} violated; {c['untested']} untested (no tool work after them), "
+             f"{c['violated']} violated; {c['untested']} untested (not touched after them), "
              f"{c['waiting']} waiting for their session to end, "
              f"{data['unjudged']} not mined (no outcome)"]
     lines += [f"violated {j['aha_id']} in session {j['session_id']} ({j['obs']})"
@@ -191,9 +231,16 @@ def render(data: dict) -> List[str]:
 # --- effectiveness (for review) ----------------------------------------------------------------
 
 def effectiveness(memory, top: int = TOP) -> dict:
-    """The lessons that helped most, and those that keep failing (rewrite or reject them)."""
+    """The lessons that helped most, and those that keep failing (rewrite or reject them).
+
+    Hidden cards (rejected, deprecated, retired) are left out. A lesson is in at most one
+    list: ``helped_most`` when it helped more often than it was violated; ``keep_failing``
+    when it was violated at least as often as it helped and last within
+    ``lifecycle.QUIET_DAYS`` (an old violation the lesson has outlived is no call to act).
+    """
     cards = memory.folded("cards")
     ev = lifecycle.evidence(memory.load("signals"))
+    recent = model.iso(model.now() - lifecycle.QUIET_DAYS * lifecycle.DAY)
     surfaced: Dict[str, int] = {}
     records = memory.load("surfacings")
     for srf in records:
@@ -202,14 +249,17 @@ def effectiveness(memory, top: int = TOP) -> dict:
     rows = []
     for aid in sorted(set(surfaced) | set(ev)):
         card, e = cards.get(aid), ev.get(aid)
-        if card is None or (e is None or not (e.helped or e.violated)):
+        if card is None or card.get("status") in model.HIDDEN_STATUSES or \
+                e is None or not (e.helped or e.violated):
             continue
         rows.append({"id": aid, "title": card.get("title", ""),
                      "status": card.get("status", "proposed"), "surfaced": surfaced.get(aid, 0),
                      "helped": e.helped, "violated": e.violated,
                      "last_violation": e.last_violation or None})
-    helped = sorted((r for r in rows if r["helped"]), key=lambda r: (-r["helped"], r["violated"]))
-    failing = sorted((r for r in rows if r["violated"]),
+    helped = sorted((r for r in rows if r["helped"] > r["violated"]),
+                    key=lambda r: (-r["helped"], r["violated"]))
+    failing = sorted((r for r in rows if r["violated"] >= r["helped"] and r["violated"]
+                      and (r["last_violation"] or "") >= recent),
                      key=lambda r: (r["last_violation"] or ""), reverse=True)
     failing.sort(key=lambda r: -r["violated"])
     return {"surfacings": len(records), "lessons_surfaced": len(surfaced),
