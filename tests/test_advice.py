@@ -195,7 +195,10 @@ class FakeMemory:
         return self.signals if name == "signals" else []
 
     def path(self, name):
-        return f"/nonexistent/self-learning/{name}.jsonl"  # no file: no evidence
+        return f"/nonexistent/self-learning/{name}.jsonl"
+
+    def scan(self, name, wanted=None):
+        return []  # no file: no evidence
 
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)

@@ -7,15 +7,14 @@ workspace, else it is held back) and the fenced, labelled output that never exce
 the budget: plain text, or the JSON an agent's hook expects. Only the card's own
 fields are shown, one or two lines each, cleaned so nothing can close the fence.
 Reads cards, signals and corrections; writes nothing (``surfacing`` logs). Signals
-are read through a byte prefilter (``evidence_signals``): only lines naming an
+are read through a byte prefilter (``evidence_signals``, via ``Memory.scan``): only lines naming an
 evidence kind are parsed, so a hook's cost grows with the evidence, not the log.
 Constants are documented in references/SURFACING.md. Must not import cli.
 """
 
-import gc
 import math
 import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional
 
 from . import config, corrections, fastjson, lifecycle, model, search
 from . import posixfs as fs
@@ -97,68 +96,11 @@ def settings(repo_root: str) -> dict:
 
 # --- reading the store cheaply -------------------------------------------------------------
 
-def parse_line(raw: bytes, torn: bool) -> Tuple[Optional[dict], str]:
-    """One JSONL line as ``store.read`` takes it: ``(record, "")`` or ``(None, why not)``.
-
-    ``torn``: the line is the piece after the file's last newline.
-    """
-    try:
-        record = fastjson.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None, "not UTF-8"
-    except ValueError as exc:
-        return None, "torn last line (no newline)" if torn else f"not JSON ({exc})"
-    return (record, "") if isinstance(record, dict) else (None, "not a JSON object")
-
-
-def warn(memory, name: str, number: int, reason: str) -> None:
-    """Report an unreadable line the way ``Memory.load`` does."""
-    memory.warnings.append(f"{memory.path(name)}:{number}: {reason}; "
-                           "run `repair --apply` to move it to quarantine/")
-
-
 def evidence_signals(memory) -> List[dict]:
-    """The signals ``lifecycle.evidence`` can count, without parsing the rest of the log.
-
-    A line is parsed only when its bytes hold an ``EVIDENCE_KINDS`` name as a JSON
-    string (a superset: ``evidence`` still checks the kind). The kept lines are
-    parsed in one call as a JSON array; when that fails, or yields another count
-    or a non-object, they are parsed one by one and the bad ones become warnings.
-    """
-    try:
-        with open(memory.path("signals"), "rb") as fh:
-            lines = fh.read().split(b"\n")
-    except FileNotFoundError:
-        return []
-    keep = [n for n, raw in enumerate(lines) if _EVIDENCE_LINE.search(raw)]
-    collecting = gc.isenabled()
-    gc.disable()  # tens of thousands of fresh dicts would trigger full collections
-    try:
-        records = _parse_joined([lines[n] for n in keep])
-        if records is None:
-            records = []
-            for n in keep:
-                record, reason = parse_line(lines[n], n == len(lines) - 1)
-                if reason:
-                    warn(memory, "signals", n + 1, reason)
-                else:
-                    records.append(record)
-    finally:
-        if collecting:
-            gc.enable()
-    where = memory.path("signals")
-    return [model.upgrade(r, where) for r in records]
-
-
-def _parse_joined(lines: List[bytes]) -> Optional[List[dict]]:
-    """Whole lines parsed as one JSON array, or None when any line is not one object."""
-    try:
-        records = fastjson.loads((b"[" + b",".join(lines) + b"]").decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
-    if len(records) != len(lines) or not all(isinstance(r, dict) for r in records):
-        return None
-    return records
+    """The signals ``lifecycle.evidence`` can count, without parsing the rest of the log:
+    a line is parsed only when its bytes hold an ``EVIDENCE_KINDS`` name as a JSON
+    string (a superset: ``evidence`` still checks the kind)."""
+    return memory.scan("signals", _EVIDENCE_LINE.search)
 
 
 # --- relevance and rank ------------------------------------------------------------------------

@@ -7,7 +7,7 @@ Lines are never rewritten here; see ``store`` for the write invariants.
 """
 
 import os
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from . import model, paths, store
 
@@ -33,14 +33,21 @@ class Memory:
     def load(self, name: str) -> List[dict]:
         """Records of one file in order, upgraded; bad lines become warnings."""
         if name not in self._cache:
-            records, problems = store.read(self.path(name))
-            for problem in problems:
-                self.warnings.append(
-                    f"{self.path(name)}:{problem.line}: {problem.reason}; "
-                    "run `repair --apply` to move it to quarantine/")
-            where = self.path(name)
-            self._cache[name] = [model.upgrade(r, where) for r in records]
+            self._cache[name] = self.scan(name)
         return self._cache[name]
+
+    def scan(self, name: str, wanted: Optional[Callable[[bytes], bool]] = None) -> List[dict]:
+        """Like ``load``, uncached; with ``wanted``, lines it refuses are never parsed."""
+        records, problems = store.read(self.path(name), wanted)
+        for problem in problems:
+            self.warn(name, problem.line, problem.reason)
+        where = self.path(name)
+        return [model.upgrade(r, where) for r in records]
+
+    def warn(self, name: str, line: int, reason: str) -> None:
+        """An unreadable line, as a warning the CLI prints on stderr."""
+        self.warnings.append(f"{self.path(name)}:{line}: {reason}; "
+                             "run `repair --apply` to move it to quarantine/")
 
     def folded(self, name: str) -> Dict[str, dict]:
         """Latest version per id, each marked with this store's origin."""

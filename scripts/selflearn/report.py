@@ -66,9 +66,9 @@ def recent_observations(memory: Memory, first_day: str,
             stamp = _TS.search(raw)
             if (stamp is not None and stamp.group(1)[:10] < first) or not raw.strip():
                 continue
-            record, reason = advice.parse_line(raw, not raw.endswith(b"\n"))
+            record, reason = store.parse_line(raw, not raw.endswith(b"\n"))
             if reason:
-                advice.warn(memory, "observations", number, reason)
+                memory.warn("observations", number, reason)
             elif str(model.upgrade(record, path).get("ts") or "")[:10] >= first_day:
                 yield {k: record[k] for k in fields if k in record}
 

@@ -73,8 +73,12 @@ class Problem:
         return f"{fs.basename(self.path)}:{self.line}: {self.reason}"
 
 
-def read(path: str):
-    """All records of a JSONL file and the lines that failed, in file order."""
+def read(path: str, wanted=None):
+    """All records of a JSONL file and the lines that failed, in file order.
+
+    ``wanted(raw line) -> bool``, when given, is a byte-level prefilter: a line it
+    refuses is neither parsed nor reported (cheap reads of a few kinds of record).
+    """
     records, problems = [], []
     try:
         with open(path, "rb") as fh:
@@ -87,30 +91,30 @@ def read(path: str):
     collecting = gc.isenabled()
     gc.disable()  # millions of fresh dicts would trigger full collections: superlinear
     try:
-        _parse(path, lines, last, records, problems)
+        for number, raw in enumerate(lines, 1):
+            if not raw.strip() or (wanted is not None and not wanted(raw)):
+                continue
+            record, reason = parse_line(raw, number - 1 == last)
+            if reason:
+                problems.append(Problem(path, number, reason, raw))
+            else:
+                records.append(record)
     finally:
         if collecting:
             gc.enable()
     return records, problems
 
 
-def _parse(path: str, lines: list, last: int, records: list, problems: list) -> None:
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        reason = None
-        try:
-            record = fastjson.loads(raw.decode("utf-8"))
-            if not isinstance(record, dict):
-                reason = "not a JSON object"
-        except UnicodeDecodeError:
-            reason = "not UTF-8"
-        except ValueError as exc:
-            reason = "torn last line (no newline)" if number - 1 == last else f"not JSON ({exc})"
-        if reason:
-            problems.append(Problem(path, number, reason, raw))
-        else:
-            records.append(record)
+def parse_line(raw: bytes, torn: bool):
+    """``(record, "")`` for a readable line, else ``(None, why not)``; ``torn``: the
+    line is the piece after the file's last newline."""
+    try:
+        record = fastjson.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except ValueError as exc:
+        return None, "torn last line (no newline)" if torn else f"not JSON ({exc})"
+    return (record, "") if isinstance(record, dict) else (None, "not a JSON object")
 
 
 def fold(records: list, key: str = "id") -> dict:
