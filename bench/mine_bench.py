@@ -24,7 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, "scripts", "self_learning.py")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
-from selflearn import fastjson, model  # noqa: E402
+from selflearn.storage import fastjson, model  # noqa: E402
 
 PLANTED = [  # (command, family, error with {n} varying parts, fix or "")
     ("bash -lc 'cd /work/p{n} && npm test'", "npm test",

@@ -9,7 +9,7 @@ import sys
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["hook"]:
-        from selflearn.hook import main as hook_main
+        from selflearn.observation.hook import main as hook_main
         code = hook_main(sys.argv[2:])
         sys.stdout.flush()
         sys.stderr.flush()
@@ -17,5 +17,5 @@ if __name__ == "__main__":
         # saves more than a millisecond on every tool call the agent makes.
         import posix
         posix._exit(code)
-    from selflearn.cli import main
+    from selflearn.cli.parser import main
     sys.exit(main())

@@ -10,7 +10,7 @@ SCRIPTS = os.path.join(REPO, "scripts")
 if SCRIPTS not in sys.path:
     sys.path.insert(0, SCRIPTS)
 
-from selflearn import cli  # noqa: E402
+from selflearn.cli import parser as cli  # noqa: E402
 
 
 def pytest_configure(config):

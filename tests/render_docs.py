@@ -13,7 +13,8 @@ from contextlib import redirect_stdout
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
-from selflearn import cli, model  # noqa: E402
+from selflearn.cli import parser as cli  # noqa: E402
+from selflearn.storage import model
 
 BLOCK = re.compile(r"(<!-- generated:(\w+) -->\n).*?(<!-- /generated:\2 -->)", re.S)
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from selflearn import advice, model
+from selflearn.surfacing import advice
+from selflearn.storage import model
 
 NOW = "2026-03-01T12:00:00Z"
 
@@ -20,8 +21,8 @@ def record(run, *cards, signals=()):
     code, _, err = run(["record"], json.dumps({"aha_cards": list(cards)}))
     assert code == 0, err
     if signals:
-        from selflearn.memory import Memory
-        from selflearn import paths
+        from selflearn.storage.memory import Memory
+        from selflearn.storage import paths
         import os
         mem = Memory(paths.project_store(os.environ["SELF_LEARNING_REPO_ROOT"], "tester"))
         mem.append("signals", [model.complete("signal", s) for s in signals])
@@ -298,19 +299,19 @@ def test_session_id_logs_and_leaves_out_what_was_shown(run, store):
 # --- reading signals ----------------------------------------------------------------------------
 
 def _store_memory():
-    from selflearn import paths
-    from selflearn.memory import Memory
+    from selflearn.storage import paths
+    from selflearn.storage.memory import Memory
     return Memory(paths.project_store(os.environ["SELF_LEARNING_REPO_ROOT"], "tester"))
 
 
 def _folded_evidence(signals):
-    from selflearn import lifecycle
+    from selflearn.learning import lifecycle
     return {k: (e.used, e.helped, e.violated, e.last, e.last_violation)
             for k, e in lifecycle.evidence(signals).items()}
 
 
 def test_signals_of_other_kinds_are_never_parsed(run, monkeypatch):
-    from selflearn import fastjson
+    from selflearn.storage import fastjson
     record(run, card("aha_a", "Use pnpm, not npm"), card("aha_b", "Seed the db first"),
            signals=[{"kind": k, "aha_id": t, "source": "cli", "context": c}
                     for k, t, c in (("aha_recalled", "aha_a", "x"), ("aha_used", "aha_a", "y"),

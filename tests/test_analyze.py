@@ -9,8 +9,9 @@ import subprocess
 
 import pytest
 
-from selflearn import analyze, model
-from selflearn import store as jsonl
+from selflearn.learning import analyze
+from selflearn.storage import model
+from selflearn.storage import store as jsonl
 
 NOW = 1767225600 + 30 * 86400  # 2026-01-31T00:00:00Z
 DAY = 86400

@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from selflearn import backport, cli, skillblocks
-from selflearn import store as jsonl
+from selflearn.graduation import backport, skillblocks
+from selflearn.cli import parser as cli
+from selflearn.storage import store as jsonl
 
 SKILL_TEXT = b"---\nname: demo-skill\ndescription: a demo\n---\n# Demo\n\nDo the thing.\n"
 REF = os.path.join("references", "self-learning-aha.md")

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from selflearn import store as jsonl
+from selflearn.storage import store as jsonl
 
 
 def record(run, payload):
@@ -245,7 +245,7 @@ def test_paths_lists_every_file(run, store, repo):
 
 
 def test_user_slug_never_an_email(monkeypatch):
-    from selflearn import paths
+    from selflearn.storage import paths
     assert paths.user_slug("Jane.Doe@Example.com") == "jane.doe"
     assert paths.user_slug("we ird/Name") == "we-ird-name"
     monkeypatch.delenv("SELF_LEARNING_USER")
@@ -254,7 +254,7 @@ def test_user_slug_never_an_email(monkeypatch):
 
 
 def test_repo_root_resolution(tmp_path, monkeypatch):
-    from selflearn import paths
+    from selflearn.storage import paths
     monkeypatch.delenv("SELF_LEARNING_REPO_ROOT")
     (tmp_path / "r" / ".git").mkdir(parents=True)
     (tmp_path / "r" / "a" / "b").mkdir(parents=True)

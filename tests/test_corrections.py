@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from selflearn import corrections as C
-from selflearn import store as jsonl
-from selflearn.memory import Memory
+from selflearn.learning import corrections as C
+from selflearn.storage import store as jsonl
+from selflearn.storage.memory import Memory
 
 
 def js(run, *args):

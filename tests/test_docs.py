@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from selflearn import cli
+from selflearn.cli import parser as cli
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "SKILL.md", REPO / "AGENTS.md", REPO / "README.md",

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from selflearn import export_rules
-from selflearn import store as jsonl
+from selflearn.surfacing import export_rules
+from selflearn.storage import store as jsonl
 
 ACCEPTED = [
     {"id": "aha_pnpm", "title": "Use pnpm, not npm.", "status": "accepted",

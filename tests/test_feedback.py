@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from selflearn import feedback
-from selflearn import store as jsonl
+from selflearn.surfacing import feedback
+from selflearn.storage import store as jsonl
 
 NOW = "2026-03-10T12:00:00Z"
 
@@ -205,7 +205,7 @@ def test_recent_outcomes_per_day_windowed_and_capped(run, store):
 
 
 def test_outcomes_older_than_the_window_are_never_parsed(run, store, monkeypatch):
-    from selflearn import fastjson
+    from selflearn.storage import fastjson
     old = [obs(f"2026-02-{d:02d}T08:00:00Z", "Bash", "failure", f"old {d}") for d in range(1, 29)]
     new = [obs("2026-03-10T09:05:00Z", "Bash", "failure", "npm test"),
            obs("2026-03-09T09:05:00Z", "Edit", "success", file="src/app.py")]

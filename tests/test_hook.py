@@ -57,7 +57,7 @@ def test_huge_payload_is_stored_capped(store):
 
 
 def test_many_long_fields_still_fit_4k(store, tmp_path):
-    from selflearn import hook as hook_mod
+    from selflearn.observation import hook as hook_mod
     record = {"v": 1, "id": "obs_x", "ts": "t", "agent": "claude", "event": "prompt",
               **{f"f{i}": "é" * 900 for i in range(8)}}
     line = hook_mod.fit_record(record)
@@ -96,9 +96,9 @@ def test_every_real_event_is_accepted(store):
 def test_hook_path_imports_stay_small(store):
     probe = ("import sys, io; sys.path.insert(0, %r); sys.argv = ['x', 'hook'];"
              "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
-             "from selflearn import hook; hook.main(['--agent', 'claude']);"
+             "from selflearn.observation import hook; hook.main(['--agent', 'claude']);"
              "print(sorted(m for m in ('os', 'json', 're', 'argparse', 'typing', 'hashlib', 'datetime',"
-             "'selflearn.cli', 'selflearn.cli_common', 'selflearn.model') if m in sys.modules))"
+             "'selflearn.cli.parser', 'selflearn.cli.common', 'selflearn.storage.model') if m in sys.modules))"
              % (str(REPO / "scripts"), str(REAL / "PostToolUse.json")))
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True,
                           check=True)

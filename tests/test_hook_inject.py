@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from selflearn import advice
-from selflearn.memory import Memory
+from selflearn.surfacing import advice
+from selflearn.storage.memory import Memory
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "self_learning.py"
@@ -173,7 +173,7 @@ def test_empty_store_prints_nothing(store):
 def test_non_injecting_events_import_no_advice_module(cards, store):
     probe = ("import sys, io; sys.path.insert(0, %r);"
              "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
-             "from selflearn import hook; hook.main(['--agent', 'claude']);"
+             "from selflearn.observation import hook; hook.main(['--agent', 'claude']);"
              "print(sorted(m for m in sys.modules if m.split('.')[-1] in ('advice', 'surfacing',"
              "'search', 'config', 'memory', 'lifecycle', 'corrections', 'json', 're')))")
     run = lambda name: subprocess.run(  # noqa: E731
@@ -181,7 +181,7 @@ def test_non_injecting_events_import_no_advice_module(cards, store):
                                               str(HOOKS / "claude-real" / f"{name}.json"))],
         capture_output=True, text=True, check=True).stdout
     assert run("PostToolUse").splitlines()[-1] == "[]"
-    assert "selflearn.advice" in run("SessionStart")  # the probe can see an injection's imports
+    assert "selflearn.surfacing.advice" in run("SessionStart")  # the probe can see an injection's imports
 
 
 def test_hook_output_carries_no_raw_tool_output(run, store):

@@ -5,8 +5,9 @@ import stat
 
 import pytest
 
-from selflearn import guidance, improve, model
-from selflearn.errors import SelfLearningError
+from selflearn.graduation import guidance, improve
+from selflearn.storage import model
+from selflearn.storage.errors import SelfLearningError
 
 BASE = 1767225600  # 2026-01-01T00:00:00Z
 RULE = "- Run the tests with python3 tests/run.py before pushing."
@@ -233,7 +234,8 @@ def test_export_markers_and_html_comments_are_refused(run, repo, tmp_path, text,
 
 
 def test_the_help_shows_single_percent_signs():
-    from selflearn import analyze, cli
+    from selflearn.learning import analyze
+    from selflearn.cli import parser as cli
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest and hasattr(a, "choices")
                and isinstance(a.choices, dict) and "improve" in a.choices).choices

@@ -9,8 +9,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from selflearn import install  # noqa: E402
-from selflearn.errors import UsageError  # noqa: E402
+from selflearn.observation import install  # noqa: E402
+from selflearn.storage.errors import UsageError  # noqa: E402
 
 AGENTS = list(install.AGENTS)
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from selflearn import lifecycle as L
-from selflearn import model
-from selflearn import store as jsonl
+from selflearn.learning import lifecycle as L
+from selflearn.storage import model
+from selflearn.storage import store as jsonl
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
 DAY = L.DAY
@@ -303,7 +303,7 @@ def test_reference_tables_state_the_constants_of_the_code():
     import os
     import re
 
-    from selflearn import corrections, maintain
+    from selflearn.learning import corrections, maintain
     doc = open(os.path.join(os.path.dirname(__file__), "..", "references", "LIFECYCLE.md")).read()
     rows = re.findall(r"^\| `([A-Z_]+)` \| ([^|]+) \|", doc, re.M)
     found = {}

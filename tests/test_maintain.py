@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from selflearn import lifecycle, maintain, mine_base, model
-from selflearn import store as jsonl
-from selflearn.memory import Memory
+from selflearn.learning import lifecycle, maintain, mine_base
+from selflearn.storage import model
+from selflearn.storage import store as jsonl
+from selflearn.storage.memory import Memory
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0

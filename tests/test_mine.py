@@ -12,8 +12,9 @@ import uuid
 
 import pytest
 
-from selflearn import fingerprint, mine, mine_base, mine_failures, model
-from selflearn import store as jsonl
+from selflearn.learning import fingerprint, mine, mine_base, mine_failures
+from selflearn.storage import model
+from selflearn.storage import store as jsonl
 
 BASE = 1767225600  # 2026-01-01T00:00:00Z
 

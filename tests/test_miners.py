@@ -11,8 +11,10 @@ import random
 
 import pytest
 
-from selflearn import config, fingerprint, mine, mine_bypass, mine_denials, mine_edits
-from selflearn import mine_preferences, model
+from selflearn.storage import config
+from selflearn.learning import fingerprint, mine, mine_bypass, mine_denials, mine_edits
+from selflearn.learning import mine_preferences
+from selflearn.storage import model
 from test_mine import Log, _ghij, cards, js, shell, snapshot
 
 SEEDS = (1, 2, 3, 4, 5)

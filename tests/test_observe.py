@@ -1,4 +1,4 @@
-"""Tests for selflearn.observe: hook payload normalization for five agents.
+"""Tests for selflearn.observation.observe: hook payload normalization for five agents.
 
 Fixtures live in tests/data/hooks/<agent>/<Event>.json as
 ``{"payload": {...}, "expected": {...} | null}``; tests/data/hooks/claude-real/
@@ -18,7 +18,8 @@ SCRIPTS = os.path.join(REPO, "scripts")
 if SCRIPTS not in sys.path:
     sys.path.insert(0, SCRIPTS)
 
-from selflearn import observe, redact  # noqa: E402
+from selflearn.observation import observe  # noqa: E402
+from selflearn.storage import redact
 
 HOOKS = os.path.join(REPO, "tests", "data", "hooks")
 FIXTURES = sorted(f for agent in observe.AGENTS
@@ -250,7 +251,7 @@ def test_detect_agent_from_minimal_shapes():
 SPEED_PROBE = """
 import sys
 sys.path.insert(0, {scripts!r})
-import selflearn.observe as o
+import selflearn.observation.observe as o
 {call}
 print(sorted(m for m in sys.modules if m in ('re', 'json', 'hashlib', 'argparse', 'datetime')))
 """

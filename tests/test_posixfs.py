@@ -4,7 +4,7 @@ import posixpath
 
 from hypothesis import given, strategies as st
 
-from selflearn import posixfs as fs
+from selflearn.storage import posixfs as fs
 
 PARTS = st.sampled_from(["", "/", "//", "a", "b.c", ".", "..", "~", "~x", "a/b", "/a/", "x//y/"])
 PATHS = st.lists(PARTS, max_size=5).map("".join)

@@ -1,7 +1,7 @@
 """promote: project → global store once, refusals, and how list --include-global shows origin."""
 import json
 
-from selflearn import store as jsonl
+from selflearn.storage import store as jsonl
 
 
 def lines(path):

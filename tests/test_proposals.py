@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from selflearn import model, proposals, skilldraft
-from selflearn import store as jsonl
-from selflearn.memory import Memory
+from selflearn.storage import model
+from selflearn.learning import proposals, skilldraft
+from selflearn.storage import store as jsonl
+from selflearn.storage.memory import Memory
 from test_docs import ALLOWED_KEYS, frontmatter
 from test_sequences import BASE, CHAIN, HOUR, LONG, READ, Sessions, mine, proposed, with_glue
 

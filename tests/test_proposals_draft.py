@@ -4,9 +4,9 @@ import sys
 
 import pytest
 
-from selflearn import mine_sequences as seq
-from selflearn import skilldraft
-from selflearn import store as jsonl
+from selflearn.learning import mine_sequences as seq
+from selflearn.learning import skilldraft
+from selflearn.storage import store as jsonl
 from test_docs import ALLOWED_KEYS, frontmatter
 from test_proposals import cli, habit, one
 from test_sequences import BASE, HOUR, mine

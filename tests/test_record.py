@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from selflearn import store as jsonl
+from selflearn.storage import store as jsonl
 
 
 def lines(path):

@@ -1,4 +1,4 @@
-"""Tests for ``selflearn.redact``: corpus recall/false positives, API, fast path."""
+"""Tests for ``selflearn.storage.redact``: corpus recall/false positives, API, fast path."""
 
 import json
 import os
@@ -10,10 +10,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "scripts")
 try:
-    from selflearn import redact as R
+    from selflearn.storage import redact as R
 except ImportError:  # no conftest yet: import from scripts/ directly
     sys.path.insert(0, SCRIPTS)
-    from selflearn import redact as R
+    from selflearn.storage import redact as R
 
 CORPUS_PATH = os.path.join(ROOT, "tests", "data", "secrets", "corpus.json")
 with open(CORPUS_PATH, encoding="utf-8") as fh:
@@ -158,7 +158,7 @@ def _fresh(code):
 
 def test_import_and_plain_text_do_not_import_re():
     out = _fresh(
-        "from selflearn.redact import redact_text, redact\n"
+        "from selflearn.storage.redact import redact_text, redact\n"
         "assert redact_text('plain npm test output') == 'plain npm test output'\n"
         "redact({'tool_name': 'Bash', 'exit': 0, 'out': ['PASS src/app.test.ts']})\n"
         "print('re' in sys.modules, 'json' in sys.modules)")
@@ -167,7 +167,7 @@ def test_import_and_plain_text_do_not_import_re():
 
 def test_triggered_text_imports_re_lazily():
     out = _fresh(
-        "from selflearn import redact as r\n"
+        "from selflearn.storage import redact as r\n"
         "print(r.redact_text('AKIAABCDEFGHIJKLMNOP'), len(r._CACHE))")
     assert out == "[REDACTED:aws_access_key] 1"
 

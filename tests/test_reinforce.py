@@ -5,10 +5,11 @@ import time
 
 import pytest
 
-from selflearn import advice, config, cursors, lifecycle, mine_bypass, mine_failures, model, \
-    reinforce
-from selflearn import store as jsonl
-from selflearn.memory import Memory
+from selflearn.surfacing import advice
+from selflearn.storage import config, cursors, model
+from selflearn.learning import lifecycle, mine_bypass, mine_failures, reinforce
+from selflearn.storage import store as jsonl
+from selflearn.storage.memory import Memory
 
 T0 = model.parse_ts("2026-02-01T10:00:00Z")
 NOW = "2026-02-02T10:00:00Z"  # a day later: every scripted session is idle by now
@@ -301,7 +302,7 @@ def test_dry_run_takes_no_lock(script):
                                                         ("failures", DIGEST)),
     ("mined:unknown:abc", None), ("mined:failure:", None), ("human-key", None), (None, None)])
 def test_parse_key(key, expected):
-    from selflearn import mine
+    from selflearn.learning import mine
     assert reinforce.parse_key(key, mine.MINERS) == expected
 
 

@@ -11,14 +11,16 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from selflearn import cli, hook, store as jsonl
+from selflearn.cli import parser as cli
+from selflearn.observation import hook
+from selflearn.storage import store as jsonl
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 WRITER = """
 import random, sys
 sys.path.insert(0, {scripts!r})
-from selflearn import store
+from selflearn.storage import store
 writer, count, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rng = random.Random(writer)
 for n in range(count):
@@ -57,7 +59,7 @@ def test_record_command_in_parallel(tmp_path, repo, store):
 KILLED = """
 import os, sys
 sys.path.insert(0, {scripts!r})
-from selflearn import store
+from selflearn.storage import store
 run, path = int(sys.argv[1]), sys.argv[2]
 n = 0
 while True:

@@ -5,9 +5,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from selflearn import report
-from selflearn.memory import Memory
-from selflearn import store as jsonl
+from selflearn.surfacing import report
+from selflearn.storage.memory import Memory
+from selflearn.storage import store as jsonl
 
 NOW = "2026-03-10T12:00:00Z"
 DAYS = ("2026-03-08", "2026-03-09", "2026-03-10")
@@ -157,7 +157,7 @@ def test_html_must_be_a_file_in_an_existing_folder(run, store, tmp_path):
 
 
 def test_observations_outside_the_window_are_not_parsed(run, store, monkeypatch):
-    from selflearn import fastjson
+    from selflearn.storage import fastjson
     plant(run, store)
     with open(store / "observations.jsonl", "ab") as fh:
         fh.write(b'{"v": 1, "id": "obs_torn", "ts": "2025-12-31T00:00:00Z", "tool": "B\n')

@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from selflearn import mine_sequences as seq
-from selflearn import model
-from selflearn import store as jsonl
-from selflearn.mine_base import Setup
+from selflearn.learning import mine_sequences as seq
+from selflearn.storage import model
+from selflearn.storage import store as jsonl
+from selflearn.learning.mine_base import Setup
 
 BASE = 1772323200  # 2026-03-01T00:00:00Z
 HOUR = 3600

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from selflearn import store as jsonl
-from selflearn.errors import SelfLearningError
+from selflearn.storage import store as jsonl
+from selflearn.storage.errors import SelfLearningError
 
 
 def test_append_and_read_roundtrip(tmp_path):

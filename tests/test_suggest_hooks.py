@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from selflearn.cli_common import SKILL_DIR
+from selflearn.cli.common import SKILL_DIR
 
 SCRIPT = os.path.join(SKILL_DIR, "scripts", "self_learning.py")
 
@@ -89,7 +89,7 @@ def test_empty_repo_says_so(run, repo):
 
 
 def test_command_is_relative_when_the_skill_sits_in_the_repo(repo):
-    from selflearn import export_rules
+    from selflearn.surfacing import export_rules
     skill = repo / ".claude" / "skills" / "self-learning-skills"
     assert export_rules._command(str(repo), str(skill)) == \
         "python3 .claude/skills/self-learning-skills/scripts/self_learning.py"

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from selflearn import cli, observe, transcripts
+from selflearn.cli import parser as cli
+from selflearn.observation import observe, transcripts
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "transcripts")
 REAL = os.path.join(DATA, "claude-real-session.jsonl")

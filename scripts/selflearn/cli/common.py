@@ -1,0 +1,69 @@
+"""Helpers every command group shares: the common options, ``Context``, help text.
+
+Imported by ``cli`` and the ``cli_*`` command modules; imports only feature
+modules. Must not import ``cli`` or any ``cli_*`` module; features never import this.
+"""
+
+import argparse
+import os
+import sys
+from typing import List, Optional
+
+from ..storage import model, paths
+
+PROG = "self_learning"  # re-exported by cli; here so cli_* can name it without importing cli
+SCRIPT = "python3 scripts/self_learning.py"
+STORE_HELP = (
+    "store: <repo-root>/.agent-skills/self-learning/v1/users/<user>/ "
+    "(moved by --repo-root or SELF_LEARNING_REPO_ROOT; user by --user or SELF_LEARNING_USER; "
+    "global store: SELF_LEARNING_GLOBAL_DIR)")
+
+
+def examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  $ {line}" for line in lines) + "\n\n" + STORE_HELP
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--repo-root", help="repository whose store to use (default: nearest .git)")
+    common.add_argument("--user", help="store owner (default: $USER, slugified)")
+    common.add_argument("--format", choices=("text", "json"), default="text",
+                        help="output: text for people, json (one object) for tools")
+    return common
+
+
+class Context:
+    """What every command needs: where the repo and stores are."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.repo_root = paths.find_repo_root(args.repo_root, script=sys.argv[0])
+        self.user = paths.user_slug(args.user)
+        from ..storage.memory import Stores
+        self.stores = Stores.resolve(self.repo_root, self.user,
+                                     getattr(args, "include_global", False))
+        self.store_existed = os.path.isdir(self.stores.project.root)
+
+    @property
+    def memory(self):
+        return self.stores.project
+
+    def wrote(self) -> None:
+        """After any write: make sure the store exists and INDEX.md is current."""
+        from ..storage import bootstrap
+        from ..surfacing import index
+        bootstrap.ensure_store(self.memory.root, self.repo_root, created=not self.store_existed)
+        index.refresh(self.memory, self.user)
+
+
+def _statuses(values: Optional[List[str]]) -> List[str]:
+    return [model.normalize_status(s.strip()) for v in values or [] for s in v.split(",") if s.strip()]
+
+
+AGENTS = ("claude", "codex", "gemini", "copilot", "cursor")
+SKILL_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def _skill_path(p) -> None:
+    p.add_argument("--skill-path", required=True, metavar="DIR",
+                   help="the skill folder (the one holding SKILL.md)")

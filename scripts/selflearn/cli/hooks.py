@@ -1,0 +1,117 @@
+"""Hook commands: hook (help only; dispatched before argparse), install-hooks,
+uninstall-hooks, doctor, ingest-transcripts.
+
+Imports ``cli_common`` and features only; must not import ``cli``.
+"""
+
+import os
+import sys
+from typing import List, Tuple
+
+from .common import AGENTS, PROG, SCRIPT, SKILL_DIR, Context, examples
+
+
+# --- hooks: hook, install-hooks, uninstall-hooks, doctor --------------------------------------
+
+def _add_hook(sub) -> None:
+    p = sub.add_parser("hook", help="observe one agent hook payload from stdin (always exits 0)",
+                       description="Called by the agent's hook config, not by people. Reads one "
+                       "payload, appends one redacted observation; never fails the agent. "
+                       "Off when SELF_LEARNING_DISABLE=1 or .agent-skills/self-learning/disabled exists.",
+                       epilog=examples(f"echo '{{\"hook_event_name\": \"SessionStart\", "
+                                       f"\"session_id\": \"s1\", \"source\": \"startup\"}}' "
+                                       f"| python3 -S scripts/self_learning.py hook --agent claude"))
+    p.add_argument("--agent", choices=("auto",) + AGENTS, default="auto")
+    p.add_argument("--event", help="event name for payloads that carry none (Copilot)")
+    p.set_defaults(run=None)
+
+
+def _add_install_hooks(sub, uninstall: bool = False) -> None:
+    name = "uninstall-hooks" if uninstall else "install-hooks"
+    p = sub.add_parser(name, help=("remove our hook entries from" if uninstall else
+                                   "merge our hook entries into") + " an agent's settings",
+                       description="Other settings and hooks are left as they were; a backup "
+                       "of the previous file goes to <store>/backups/. Details: references/INTEGRATION.md.",
+                       epilog=examples(f"{SCRIPT} {name} --agent claude --dry-run",
+                                       f"{SCRIPT} {name} --agent claude"))
+    p.add_argument("--agent", required=True, choices=AGENTS)
+    p.add_argument("--scope", choices=("project", "user"), default="project")
+    p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    p.set_defaults(run=_run_install_hooks, uninstall=uninstall)
+
+
+def _run_install_hooks(ctx: Context) -> Tuple[dict, List[str]]:
+    from pathlib import Path
+    from ..storage import bootstrap
+    from ..observation import install
+    a = ctx.args
+    changes = install.plan(a.agent, a.scope, Path(ctx.repo_root), Path(SKILL_DIR),
+                           Path(os.path.expanduser("~")), uninstall=a.uninstall)
+    data = {"agent": a.agent, "scope": a.scope, "dry_run": a.dry_run,
+            "changes": [{"path": str(c.path), "summary": c.summary} for c in changes]}
+    if a.dry_run:
+        lines = [c.summary for c in changes] + [install.render_diff(c) for c in changes]
+        return data, lines or ["nothing to change"]
+    written = install.apply(changes, Path(ctx.memory.root) / "backups")
+    if not a.uninstall:
+        bootstrap.ensure_store(ctx.memory.root, ctx.repo_root)
+        _precompile()
+    data["written"] = [str(p) for p in written]
+    lines = [c.summary for c in changes] or ["already up to date"]
+    lines += [f"manual step: {m}" for m in install.MANUAL_STEPS.get(a.agent, []) if not a.uninstall]
+    return data, lines
+
+
+def _precompile() -> None:
+    """Cache bytecode so the hook starts fast even where Python does not write it itself."""
+    import compileall
+    compileall.compile_dir(os.path.join(SKILL_DIR, "scripts", "selflearn"), quiet=2)
+
+
+def _add_doctor(sub) -> None:
+    p = sub.add_parser("doctor", help="hooks installed and firing? store healthy? kill switch?",
+                       epilog=examples(f"{SCRIPT} doctor", f"{SCRIPT} doctor --format json"))
+    p.set_defaults(run=_run_doctor)
+
+
+def _run_doctor(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..observation import doctor
+    data = doctor.check(ctx.memory, ctx.repo_root)
+    return data, doctor.render(data)
+
+
+# --- ingest-transcripts ------------------------------------------------------------------
+
+def _add_ingest_transcripts(sub) -> None:
+    p = sub.add_parser("ingest-transcripts",
+                       help="backfill observations from Claude Code transcripts",
+                       description="Turn Claude Code session transcripts into the observations "
+                       "the hooks would have recorded (source: transcript) and append them. "
+                       "Default: ~/.claude/projects/<repo root, non-alphanumerics as '-'>/*.jsonl "
+                       "and <session>/subagents/*.jsonl (CLAUDE_CONFIG_DIR moves ~/.claude). "
+                       "Only bytes appended since the last run are read (offsets: "
+                       "<store>/ingest_state.json); tool calls the hooks already recorded are "
+                       "skipped.",
+                       epilog=examples(f"{SCRIPT} ingest-transcripts --dry-run",
+                                       f"{SCRIPT} ingest-transcripts --since 2025-01-01 "
+                                       "--format json"))
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="transcript .jsonl files or folders (default: this repo's project folder)")
+    p.add_argument("--since", help="only entries at or after this ISO date or time (UTC)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="report what would be added; write nothing")
+    p.set_defaults(run=_run_ingest_transcripts)
+
+
+def _run_ingest_transcripts(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..observation import transcripts
+    a = ctx.args
+    progress = (lambda line: sys.stderr.write(f"{PROG}: {line}\n")) if sys.stderr.isatty() else None
+    data = transcripts.ingest(ctx.memory, ctx.repo_root, a.paths, a.since, a.dry_run, progress)
+    if data["files_read"] and not a.dry_run:
+        ctx.wrote()
+    return data, transcripts.render(data)
+
+
+COMMANDS = (_add_hook, _add_install_hooks, lambda s: _add_install_hooks(s, uninstall=True),
+            _add_doctor, _add_ingest_transcripts)

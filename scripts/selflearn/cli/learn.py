@@ -1,0 +1,142 @@
+"""Learning commands: mine (candidate cards from observed hook events), maintain, decay,
+correct (the lesson lifecycle and a person's corrections).
+
+Imports ``cli_common`` and features only; must not import ``cli``.
+"""
+
+from typing import List, Tuple
+
+from .common import SCRIPT, Context, examples
+
+
+# --- mine ---------------------------------------------------------------------------------
+
+def _add_mine(sub) -> None:
+    p = sub.add_parser("mine", help="learn candidate lessons from the observed hook events",
+                       description="Cluster what the hooks observed into candidate aha cards "
+                       "(origin: mined, status: candidate, with a confidence and the observation "
+                       "ids as evidence). failures: the same tool failure in 2 or more sessions, "
+                       "with the variant that succeeded next when the log shows one; edits: the "
+                       "agent's own edit corrected the same way in 2 or more sessions; bypass: a "
+                       "shell command the project maps to a skill (config.json skill_bypass); "
+                       "denials: a command family refused (denied, rejected, blocked by a hook) "
+                       "in 2 or more sessions, or approved every time; preferences: of two "
+                       "interchangeable commands (npm/pnpm, python/python3, config.json "
+                       "equivalents), the one that works; sequences: a tool sequence or long "
+                       "command that succeeded in 3 or more sessions within 72 hours becomes a "
+                       "skill or command proposal (references/PROPOSALS.md), and proven lessons "
+                       "become rule proposals. A changed config.json key mines its "
+                       "kind again from the start. Mining again reinforces the same card "
+                       "(explicit key mined:<kind>:<digest>). "
+                       "Only observations appended since the last run are read (checkpoint: "
+                       "<store>/mine_state.json); a replaced or shrunk observations.jsonl is "
+                       "mined again from the start. Rules and constants: references/LEARNING.md.",
+                       epilog=examples(f"{SCRIPT} mine --dry-run",
+                                       f"{SCRIPT} mine --kind failures --since 2025-01-01 "
+                                       "--format json"))
+    p.add_argument("--kind", action="append",
+                   help="what to mine (comma-separated or repeated; default: all): failures, "
+                   "edits, bypass, denials, preferences, sequences")
+    p.add_argument("--since", help="only observations at or after this ISO date or time (UTC); "
+                   "reads the whole file and leaves the checkpoint alone")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the lessons that would be written; write nothing, not even the "
+                   "checkpoint")
+    p.set_defaults(run=_run_mine, writes=True)
+
+
+def _run_mine(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..learning import mine
+    a = ctx.args
+    data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root)
+    a.writes = not a.dry_run and (
+        any(e["action"] in ("created", "reinforced") for e in data["lessons"])
+        or any(e["action"] in ("proposed", "updated") for e in data["proposals"]))
+    return data, mine.render(data)
+
+
+# --- lifecycle: maintain, decay, correct -------------------------------------------------------
+
+LIFECYCLE = "Statuses, constants and the confidence formula: references/LIFECYCLE.md."
+
+
+def _add_maintain(sub) -> None:
+    from ..learning.maintain import LIFECYCLE_EVERY_HOURS, MIN_INTERVAL_MINUTES
+    p = sub.add_parser("maintain", help="mine, reinforce, promote and decay in one cheap run "
+                       "(for hooks or by hand)",
+                       description="Runs mine, reinforce (did surfaced lessons help?), promote "
+                       "(candidates that meet the bar become accepted) and decay (idle lessons "
+                       "become dormant, then retired). Skipped, writing nothing, when the last "
+                       f"run was under {MIN_INTERVAL_MINUTES} minutes ago, or when nothing was observed "
+                       "since it and promote/decay already ran in the last "
+                       f"{LIFECYCLE_EVERY_HOURS} hours (idle time alone still "
+                       "moves lessons, so those two run daily). State: "
+                       "<store>/maintain_state.json. " + LIFECYCLE,
+                       epilog=examples(f"{SCRIPT} maintain --dry-run",
+                                       f"{SCRIPT} maintain --force --format json"))
+    p.add_argument("--force", action="store_true",
+                   help="run every step now, ignoring the rate limit and the nothing-new check")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show what each step would do; write nothing, not even the state")
+    p.set_defaults(run=_run_maintain, writes=True)
+
+
+def _run_maintain(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..learning import maintain
+    a = ctx.args
+    data = maintain.maintain(ctx.memory, ctx.repo_root, a.dry_run, a.force)
+    a.writes = data["wrote"]
+    return data, maintain.render(data)
+
+
+def _add_decay(sub) -> None:
+    from ..learning.lifecycle import DORMANT_AFTER_DAYS, RETIRE_AFTER_DAYS
+    p = sub.add_parser("decay", help="move idle mined lessons to dormant or retired (and "
+                       "revive dormant ones with new evidence)",
+                       description="For mined lessons (candidate, accepted, dormant): no "
+                       f"evidence for {DORMANT_AFTER_DAYS} days makes a lesson dormant, for "
+                       f"{RETIRE_AFTER_DAYS} days retired; a "
+                       "dormant lesson with new evidence becomes a candidate again. Each move "
+                       "appends a card version (status, note) and an aha_status signal "
+                       "(source: lifecycle). Statuses a person set (rejected, deprecated, "
+                       "backported, proposed) are never touched. " + LIFECYCLE,
+                       epilog=examples(f"{SCRIPT} decay --dry-run", f"{SCRIPT} decay"))
+    p.add_argument("--dry-run", action="store_true", help="list the moves; write nothing")
+    p.set_defaults(run=_run_decay, writes=True)
+
+
+def _run_decay(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..learning import transitions
+    data = transitions.run(ctx.memory, "decay", ctx.args.dry_run)
+    ctx.args.writes = data["wrote"]
+    return data, transitions.render(data)
+
+
+def _add_correct(sub) -> None:
+    from ..learning.corrections import MAX_CORRECTIONS
+    p = sub.add_parser("correct", help="attach a correction to a lesson or a mined pattern",
+                       description="Stores a short correction (redacted) in "
+                       f"<store>/corrections.jsonl; the newest {MAX_CORRECTIONS} per lesson or pattern are shown "
+                       "with it wherever it is surfaced (list, review, advice, proposals). "
+                       "Older ones stay on file.",
+                       epilog=examples(f"{SCRIPT} correct --lesson aha_example --text "
+                                       "'Use pnpm test here; npm test skips the workspace config'",
+                                       f"{SCRIPT} correct --pattern mined:failure:3f9a0c1d2e4b "
+                                       "--text 'This failure is expected on CI runners without "
+                                       "Docker'"))
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--lesson", metavar="ID", help="a card id (see `list`)")
+    which.add_argument("--pattern", metavar="KEY",
+                       help="a pattern key: mined:<kind>:<digest> or a proposal key")
+    p.add_argument("--text", required=True, help="the correction, in a sentence")
+    p.set_defaults(run=_run_correct, writes=True)
+
+
+def _run_correct(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..learning import corrections
+    a = ctx.args
+    data = corrections.correct(ctx.memory, a.lesson, a.pattern, a.text)
+    return data, corrections.render(data)
+
+
+COMMANDS = (_add_mine, _add_maintain, _add_decay, _add_correct)

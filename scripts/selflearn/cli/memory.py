@@ -1,0 +1,255 @@
+"""Memory commands: init, record, list, review, aha-status, rec-status, use, signal,
+repair, index, paths, demo.
+
+Each is ``_add_<cmd>(sub)`` plus ``_run_<cmd>(ctx)`` calling one feature module.
+Imports ``cli_common`` and features only; must not import ``cli``.
+"""
+
+import os
+import sys
+from typing import List, Tuple
+
+from ..storage import model, paths
+from .common import SCRIPT, Context, _statuses, examples
+
+
+# --- init, paths, demo ---------------------------------------------------------------------
+
+def _add_init(sub) -> None:
+    p = sub.add_parser("init", help="create the store (and ignore it in git)",
+                       epilog=examples(f"{SCRIPT} init", f"{SCRIPT} init --no-gitignore"))
+    p.add_argument("--no-gitignore", action="store_true", help="do not touch .gitignore")
+    p.add_argument("--global", dest="global_", action="store_true",
+                   help="create the global store instead (~/.agent-skills/...)")
+    p.set_defaults(run=_run_init)
+
+
+def _run_init(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..storage import bootstrap
+    from ..surfacing import index
+    from ..storage.memory import Memory
+    args = ctx.args
+    memory = Memory(paths.global_store(ctx.user), "global") if args.global_ else ctx.memory
+    result = bootstrap.ensure_store(memory.root, None if args.global_ else ctx.repo_root,
+                                    gitignore=False)
+    for name in paths.FILES.values():
+        open(os.path.join(memory.root, name), "a").close()
+    if not args.global_ and not args.no_gitignore and (
+            os.path.exists(os.path.join(ctx.repo_root, ".git"))
+            or os.path.exists(os.path.join(ctx.repo_root, ".gitignore"))):
+        result["gitignore_updated"] = bootstrap.ensure_gitignore(ctx.repo_root)
+    index.refresh(memory, ctx.user)
+    lines = [f"{'Created' if result['created'] else 'Store already at'} {memory.root}"]
+    if result.get("gitignore_updated"):
+        lines.append(f"Added .agent-skills/ to {result['gitignore_updated']}")
+    return result, lines
+
+
+def _add_paths(sub) -> None:
+    p = sub.add_parser("paths", help="print every file the tool reads or writes",
+                       epilog=examples(f"{SCRIPT} paths", f"{SCRIPT} paths --format json"))
+    p.set_defaults(run=_run_paths)
+
+
+def _run_paths(ctx: Context) -> Tuple[dict, List[str]]:
+    root = ctx.memory.root
+    data = {"repo_root": ctx.repo_root, "user": ctx.user, "store": root,
+            "global_store": paths.global_store(ctx.user),
+            "files": {k: os.path.join(root, v) for k, v in paths.FILES.items()},
+            "index": os.path.join(root, "INDEX.md"),
+            "quarantine": os.path.join(root, "quarantine"),
+            "errors_log": os.path.join(root, "errors.jsonl"),
+            "ingest_state": os.path.join(root, "ingest_state.json"),
+            "mine_state": os.path.join(root, "mine_state.json"),
+            "maintain_state": os.path.join(root, "maintain_state.json"),
+            "feedback": os.path.join(root, "feedback.md"),
+            "report": os.path.join(root, "report.html"),
+            "improvements_log": os.path.join(root, "improvements.md"),
+            "backups": os.path.join(root, "backups"),
+            "exports": os.path.join(root, "exports"),
+            "config": paths.config_file(ctx.repo_root),
+            "disabled_marker": paths.disabled_marker(ctx.repo_root),
+            "disabled": paths.kill_switch(ctx.repo_root)}
+    lines = [f"{k}: {v}" for k, v in data.items() if not isinstance(v, dict)]
+    lines += [f"file {k}: {v}" for k, v in data["files"].items()]
+    return data, lines
+
+
+def _add_demo(sub) -> None:
+    p = sub.add_parser("demo", help="record, list and review sample memories in a throwaway store",
+                       epilog=examples(f"{SCRIPT} demo"))
+    p.set_defaults(run=_run_demo)
+
+
+def _run_demo(ctx: Context) -> Tuple[dict, List[str]]:
+    from . import demo
+    return demo.run(ctx)
+
+
+# --- record, status, use, signal -----------------------------------------------------------
+
+RECORD_EXAMPLE = ("echo '{\"aha_cards\": [{\"title\": \"Run pytest with -p no:cacheprovider "
+                  "in read-only checkouts\", \"when_to_use\": \"pytest fails writing .pytest_cache\", "
+                  "\"solution_steps\": [\"pytest -p no:cacheprovider\"], \"scope\": \"portable\"}]}' "
+                  f"| {SCRIPT} record")
+
+
+def _add_record(sub) -> None:
+    p = sub.add_parser("record", help="record events, aha cards, recommendations and usage",
+                       description="Validate the whole payload, redact secrets, merge "
+                       "equivalents, then append. Fields: references/FORMAT.md.",
+                       epilog=examples(RECORD_EXAMPLE, f"{SCRIPT} record --json payload.json"))
+    p.add_argument("--json", dest="source", metavar="FILE", default="-",
+                   help="payload file, or - for standard input (default)")
+    p.set_defaults(run=_run_record, writes=True)
+
+
+def _run_record(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..storage import record
+    payload = record.read_payload(ctx.args.source, sys.stdin)
+    data = record.record(ctx.memory, payload)
+    lines = [f"{item['action']} {item['id']}: {item['title']}"
+             for section in ("aha_cards", "recommendations") for item in data[section]]
+    if data["event"]:
+        lines.append(f"event {data['event']}")
+    if data["signals"]:
+        lines.append(f"{data['signals']} signal(s)")
+    return data, lines or ["nothing to record (empty payload)"]
+
+
+def _add_status(sub, name: str, kind: str) -> None:
+    statuses = model.CARD_STATUSES if kind == "card" else model.REC_STATUSES
+    example_id = "aha_example" if kind == "card" else "rec_example"
+    status = "accepted" if kind == "card" else "done"
+    p = sub.add_parser(name, help=f"set the status of a {'card' if kind == 'card' else 'recommendation'}",
+                       epilog=examples(f"{SCRIPT} {name} --id {example_id} --status {status} "
+                                       "--note 'checked on CI'"))
+    p.add_argument("--id", required=True)
+    p.add_argument("--status", required=True, help="one of: " + ", ".join(statuses))
+    p.add_argument("--note")
+    if kind == "rec":
+        p.add_argument("--scope", choices=model.SCOPES)
+    p.set_defaults(run=_run_status, kind=kind, writes=True)
+
+
+def _run_status(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..storage import update
+    a = ctx.args
+    data = update.set_status(ctx.memory, a.kind, a.id, a.status, a.note, getattr(a, "scope", None))
+    return data, [f"{data['id']}: {data['previous_status']} → {data['status']}"]
+
+
+def _add_use(sub) -> None:
+    p = sub.add_parser("use", help="note that cards or recommendations were used",
+                       epilog=examples(f"{SCRIPT} use --aha aha_example --rec rec_example"))
+    p.add_argument("--aha", action="append", help="card ids (comma-separated or repeated)")
+    p.add_argument("--rec", action="append", help="recommendation ids")
+    p.add_argument("--source", default="manual")
+    p.add_argument("--context")
+    p.set_defaults(run=_run_use, writes=True)
+
+
+def _run_use(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..storage import update
+    a = ctx.args
+    data = update.use(ctx.memory, a.aha, a.rec, a.source, a.context)
+    return data, [f"{s['kind']} {s['target']}" for s in data["signals"]]
+
+
+def _add_signal(sub) -> None:
+    p = sub.add_parser("signal", help="append one lifecycle signal",
+                       epilog=examples(f"{SCRIPT} signal --kind aha_recalled --aha-id aha_example"))
+    p.add_argument("--kind", required=True, help="one of: " + ", ".join(model.SIGNAL_KINDS))
+    p.add_argument("--aha-id")
+    p.add_argument("--rec-id")
+    p.add_argument("--source", default="manual")
+    p.add_argument("--context")
+    p.set_defaults(run=_run_signal, writes=True)
+
+
+def _run_signal(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..storage import update
+    a = ctx.args
+    data = update.signal(ctx.memory, a.kind, a.aha_id, a.rec_id, a.source, a.context)
+    return data, [f"{s['kind']} {s['target']}" for s in data["signals"]]
+
+
+# --- list, review, repair, index -----------------------------------------------------------
+
+def _add_list(sub) -> None:
+    p = sub.add_parser("list", help="cards, latest version each, best first",
+                       epilog=examples(f"{SCRIPT} list --query 'pytest cache'",
+                                       f"{SCRIPT} list --status rejected,deprecated --format json"))
+    p.add_argument("--query", help="rank by relevance to this text (BM25)")
+    p.add_argument("--skill")
+    p.add_argument("--tag")
+    p.add_argument("--status", action="append", help="only these statuses (shows hidden ones)")
+    p.add_argument("--limit", type=int, default=20, help="at most this many (0 = all)")
+    p.add_argument("--include-global", action="store_true", help="also the global store")
+    p.set_defaults(run=_run_list)
+
+
+def _run_list(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..surfacing import review
+    a = ctx.args
+    data = review.list_cards(ctx.stores, a.query, a.skill, a.tag, _statuses(a.status), a.limit)
+    return data, review.render_list(data)
+
+
+def _add_review(sub) -> None:
+    p = sub.add_parser("review", help="dashboard: open recommendations, top cards, next actions",
+                       epilog=examples(f"{SCRIPT} review", f"{SCRIPT} review --days 30 --format json"))
+    window = p.add_mutually_exclusive_group()
+    window.add_argument("--days", type=float, help="activity window in days (default 7)")
+    window.add_argument("--since", help="activity window start, ISO date")
+    p.add_argument("--scope", choices=model.SCOPES)
+    p.add_argument("--skill")
+    p.add_argument("--status", action="append")
+    p.add_argument("--query")
+    p.add_argument("--stale-days", type=float, default=7,
+                   help="an open recommendation idle this long is stale (default 7)")
+    p.add_argument("--include-global", action="store_true")
+    p.set_defaults(run=_run_review)
+
+
+def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..surfacing import review
+    a = ctx.args
+    data = review.review(ctx.stores, a.days, a.since, a.scope, a.skill, _statuses(a.status),
+                         a.query, a.stale_days)
+    return data, review.render_review(data)
+
+
+def _add_repair(sub) -> None:
+    p = sub.add_parser("repair", help="report (and --apply) fixes: torn lines, aliases, skills",
+                       epilog=examples(f"{SCRIPT} repair", f"{SCRIPT} repair --apply"))
+    p.add_argument("--apply", action="store_true", help="do it (default: report only)")
+    p.set_defaults(run=_run_repair, quiet_warnings=True)
+
+
+def _run_repair(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..storage import repair
+    found = repair.plan(ctx.memory)
+    if not ctx.args.apply:
+        return found, repair.render(found, applied=False)
+    data = repair.apply(ctx.memory, found)
+    ctx.wrote()
+    return data, repair.render(data, applied=True)
+
+
+def _add_index(sub) -> None:
+    p = sub.add_parser("index", help="regenerate INDEX.md now",
+                       epilog=examples(f"{SCRIPT} index"))
+    p.set_defaults(run=_run_index)
+
+
+def _run_index(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..surfacing import index
+    path = index.refresh(ctx.memory, ctx.user)
+    return {"index": path}, [f"wrote {path}"]
+
+
+COMMANDS = (_add_init, _add_record, _add_list, _add_review,
+            lambda s: _add_status(s, "aha-status", "card"),
+            lambda s: _add_status(s, "rec-status", "rec"), _add_use, _add_signal, _add_repair,
+            _add_index, _add_paths, _add_demo)

@@ -1,0 +1,93 @@
+"""Argument parsing and dispatch; the only module that prints.
+
+Each subcommand is ``_add_<name>(sub)`` with ``set_defaults(run=…)``; a run
+function calls one feature module and returns ``(data, lines)``. ``main``
+renders ``lines`` as text or ``data`` as one JSON object, prints store
+warnings on stderr, and turns ``SelfLearningError`` into one
+``self_learning: error:`` line per problem. Features never import this.
+"""
+
+import argparse
+import json
+import sys
+from typing import List, Optional
+
+from .. import __version__
+from . import graduate, guidance, hooks, learn, memory, proposals, share, surface
+from .common import PROG, SCRIPT, Context, _common, examples
+from ..storage.errors import SelfLearningError, UsageError
+
+# The order here is the order of `--help`.
+COMMANDS = (memory.COMMANDS + hooks.COMMANDS + graduate.COMMANDS
+            + learn.COMMANDS + proposals.COMMANDS + guidance.COMMANDS
+            + surface.COMMANDS + share.COMMANDS)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors in the tool's own voice."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                    description="Memory for coding agents: recall before work, record after, "
+                    "learn from hooks, graduate what proves itself.",
+                    epilog=examples(f"{SCRIPT} demo", f"{SCRIPT} review"))
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_SubParser)
+    sub.required = True
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+class _SubParser(Parser):
+    """Subcommand parsers share the common options and keep their examples' layout."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("parents", [_common()])
+        super().__init__(**kwargs)
+
+
+def _emit(args, data: dict, lines: List[str]) -> None:
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"schema": 1, **data}, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+def _fail(err: SelfLearningError) -> int:
+    for line in str(err).splitlines() or ["unknown error"]:
+        sys.stderr.write(f"{PROG}: error: {line}\n")
+    return err.exit_code
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    try:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        if argv[:1] == ["hook"]:
+            from ..observation import hook
+            return hook.main(argv[1:])
+        args = build_parser().parse_args(argv)
+        ctx = Context(args)
+        data, lines = args.run(ctx)
+        if getattr(args, "writes", False):
+            ctx.wrote()
+        warnings = list(data.get("warnings") or [])
+        if not getattr(args, "quiet_warnings", False):
+            warnings += ctx.stores.warnings
+        for warning in dict.fromkeys(warnings):  # stderr is talk; stdout stays data
+            sys.stderr.write(f"{PROG}: warning: {warning}\n")
+        _emit(args, data, lines)
+        return 0
+    except SelfLearningError as err:
+        return _fail(err)
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: error: interrupted\n")
+        return 130

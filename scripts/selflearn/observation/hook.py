@@ -1,0 +1,142 @@
+"""``hook``: one agent hook payload in, one redacted observation appended.
+
+Contract with the agent: always exit 0, print nothing on events that do not
+inject context (on session start and prompt events ``surfacing.inject`` may
+print learned notes, within the advice budget), never let an internal error reach the agent (it goes to
+``<store>/errors.jsonl``, which ``doctor`` shows). A record is capped below
+4 KiB and appended with one locked ``write()``. The kill switch
+(``SELF_LEARNING_DISABLE=1`` or the ``disabled`` marker) turns it into a no-op.
+
+Import budget: ``sys``, ``time`` and the hook-path modules ``paths``,
+``store``, ``fastjson``, ``posixfs``, ``observe`` (+ ``redact``); no ``os``
+(1 ms), ``argparse``, ``json``, ``re`` or ``typing``.
+"""
+
+import sys
+import time
+
+from ..storage import fastjson, paths, store
+from ..storage import posixfs as fs
+
+MAX_STDIN = 32 * 1024 * 1024
+MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append size
+PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
+INJECTING = ("session_start", "prompt")  # events whose hook may print advice (surfacing)
+
+
+def _parse_args(argv: list) -> dict:
+    """``--agent NAME`` and ``--event NAME``; unknown words are ignored, never fatal."""
+    opts = {"agent": "auto", "event": ""}
+    for i, word in enumerate(argv):
+        for key in ("agent", "event"):
+            if word == f"--{key}" and i + 1 < len(argv):
+                opts[key] = argv[i + 1]
+            elif word.startswith(f"--{key}="):
+                opts[key] = word.split("=", 1)[1]
+    if opts["agent"] not in AGENT_CHOICES:
+        opts["agent"] = "auto"
+    return opts
+
+
+def _repo_root() -> str:
+    explicit = fs.env("SELF_LEARNING_REPO_ROOT")
+    if explicit:
+        return paths.find_repo_root(explicit)
+    for var in PROJECT_DIR_VARS:
+        if fs.env(var):
+            return paths.find_repo_root(cwd=fs.env(var))
+    return paths.find_repo_root(script=__file__)
+
+
+def _stamp() -> str:
+    if fs.env("SELF_LEARNING_NOW"):  # the fake clock (tests, demos): stamps agree with commands
+        from ..storage import model
+        return model.iso()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{_stamp().replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}"
+
+
+def fit_record(record: dict) -> bytes:
+    """Encode, halving the longest text field until the line fits ``MAX_RECORD``."""
+    line = store.encode(record)
+    while len(line) > MAX_RECORD:
+        texts = [(len(v), k) for k, v in record.items() if isinstance(v, str) and len(v) > 40]
+        if not texts:
+            record = {k: record[k] for k in ("v", "id", "ts", "agent", "event") if k in record}
+            record["truncated"] = True
+            return store.encode(record)
+        _, key = max(texts)
+        record[key] = record[key][: len(record[key]) // 2] + "\u2026"
+        record["truncated"] = True
+        line = store.encode(record)
+    return line
+
+
+def observe_payload(raw: bytes, opts: dict, store_dir: str):
+    """Parse, normalize, redact and append one payload; the record, or None (raises on bad input)."""
+    from . import observe
+    try:
+        payload = fastjson.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("payload is not UTF-8") from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"payload is a JSON {type(payload).__name__}, not an object")
+    obs = observe.normalize(payload, opts["agent"], opts["event"])
+    if obs is None:
+        return None
+    record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
+    store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), fit_record(record))
+    return record
+
+
+def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
+    """One line in errors.jsonl; silent if even that fails."""
+    try:
+        from ..storage import redact
+        message = redact.redact_text(f"{type(exc).__name__}: {exc}")[:500]
+        record = {"v": 1, "ts": _stamp(), "where": "hook", "agent": opts.get("agent", "auto"),
+                  "event": opts.get("event", ""), "error": message}
+        store.append_bytes(fs.join(store_dir, "errors.jsonl"), store.encode(record))
+    except Exception:  # noqa: BLE001 - the agent must never see our failure
+        pass
+
+
+def _print(text: str) -> None:
+    """UTF-8 whatever the locale (a budget counts characters, not bytes)."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write(text.encode("utf-8"))
+    sys.stdout.flush()
+
+
+def main(argv: list) -> int:
+    opts = {"agent": "auto", "event": ""}
+    store_dir = ""
+    try:
+        opts = _parse_args(argv)
+        root = _repo_root()
+        if paths.kill_switch(root):
+            return 0
+        store_dir = paths.project_store(root, paths.user_slug())
+        stream = getattr(sys.stdin, "buffer", None)
+        raw = stream.read(MAX_STDIN + 1) if stream else sys.stdin.read(MAX_STDIN + 1).encode()
+        if len(raw) > MAX_STDIN:
+            raise ValueError(f"payload larger than {MAX_STDIN} bytes; not stored")
+        if not raw.strip():
+            raise ValueError("empty payload on stdin")
+        record = observe_payload(raw, opts, store_dir)
+        if record is not None and record.get("event") in INJECTING:
+            from ..surfacing import injection
+            text = injection.inject(record, root, store_dir)
+            if text:
+                _print(text)
+    except BaseException as exc:  # noqa: BLE001 - hooks never fail the agent
+        if store_dir:
+            log_error(store_dir, opts, exc)
+    return 0

@@ -1,0 +1,88 @@
+"""INDEX.md: the store summarized for a person, regenerated after every write.
+
+Derived data only (counts, open recommendations, top cards, backport
+candidates, recent activity); always replaced atomically and safe to delete.
+"""
+
+import heapq
+import os
+from typing import List
+
+from . import catalog, score
+from ..storage import model, store
+from ..storage.memory import Memory, Stores
+
+TOP = 10
+
+
+def _cell(text) -> str:
+    return str(text or "").replace("|", "\\|").replace("\n", " ")[:120]
+
+
+def render(stores: Stores, stale_days: float = 7) -> str:
+    now = model.now()
+    counts = score.tally(stores.load("signals"))
+    cards = sorted(catalog.card_views(stores, counts), key=lambda v: (v["score"], v.get("ts", "")),
+                   reverse=True)
+    recs = catalog.rec_views(stores, stale_days, now, counts)
+    open_recs = sorted((r for r in recs if r["open"]),
+                       key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"]))
+    by_status: dict = {}
+    for card in cards:
+        by_status[card["status"]] = by_status.get(card["status"], 0) + 1
+    lines: List[str] = [
+        f"# Self-learning memory: {stores.user}",
+        "",
+        f"Regenerated {model.iso(now)} by `scripts/self_learning.py`; edits here are overwritten.",
+        "",
+    ]
+    if os.path.exists(os.path.join(stores.project.root, "report.html")):  # written by `report`
+        lines += ["Charts: [report.html](report.html) (refresh with `report`).", ""]
+    lines += [
+        "## Counts",
+        "",
+        f"- cards: {len(cards)}" + (" (" + ", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) + ")"
+                                    if by_status else ""),
+        f"- recommendations: {len(recs)} ({len(open_recs)} open, "
+        f"{sum(1 for r in open_recs if r['stale'])} stale)",
+        f"- events: {len(stores.load('events'))}, signals: {len(stores.load('signals'))}",
+        "",
+        "## Open recommendations",
+        "",
+    ]
+    lines += [f"- [{r['priority']}] `{r['id']}` {_cell(r['title'])} ({r['status']}"
+              f"{', stale' if r['stale'] else ''})" for r in open_recs[:TOP]] or ["- none"]
+    lines += ["", "## Top cards", "", "| score | id | title | status | scope |", "|---|---|---|---|---|"]
+    lines += [f"| {c['score']} | `{c['id']}` | {_cell(c['title'])} | {c['status']} | {c['scope']} |"
+              for c in cards if c["status"] not in model.HIDDEN_STATUSES][:TOP]
+    lines += ["", "## Backport candidates", ""]
+    lines += [f"- `{c['id']}` {_cell(c['title'])}" for c in cards if c["backport_ready"]][:TOP] \
+        or ["- none yet (portable, shareable, and used or accepted)"]
+    from ..learning import proposals
+    waiting = proposals.pending(stores.project)
+    if waiting:  # shown until decided: `proposals apply|reject`
+        lines += ["", "## Proposals waiting for a decision", ""]
+        lines += [f"- `{p['id']}` [{p['kind']}] {_cell(p['title'])}" for p in waiting[:TOP]]
+    lines += ["", "## Recent activity", ""]
+    lines += _recent(stores) or ["- nothing yet"]
+    return "\n".join(lines) + "\n"
+
+
+def _recent(stores: Stores) -> List[str]:
+    """The latest lines of every file, newest first, without sorting the whole store."""
+    def rows():
+        for name, label in (("events", "event"), ("cards", "card"), ("recs", "rec"),
+                            ("signals", "signal")):
+            for r in stores.project.load(name):
+                what = r.get("title") or r.get("task_summary") or \
+                    f"{r.get('kind', '')} {r.get('aha_id') or r.get('rec_id') or ''}".strip()
+                yield str(r.get("ts", "")), label, _cell(what)
+    return [f"- {ts[:16]} {label}: {what}" for ts, label, what in heapq.nlargest(TOP, rows())]
+
+
+def refresh(memory: Memory, user: str) -> str:
+    """Rewrite ``INDEX.md`` of the project store; returns its path."""
+    stores = Stores(memory, user)
+    path = os.path.join(memory.root, "INDEX.md")
+    store.atomic_write(path, render(stores))
+    return path

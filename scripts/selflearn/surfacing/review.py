@@ -1,0 +1,164 @@
+"""``list`` and ``review``: what the store knows, best first, and what to do next.
+
+Both return data only; the CLI renders text or JSON. Text stays short (top
+items plus where to see more); JSON holds everything.
+"""
+
+from typing import List, Optional, Sequence
+
+from . import catalog, score
+from ..storage import model
+from ..storage.memory import Stores
+
+SHOW = 5
+EMPTY = "Nothing is recorded yet. After a task, record what you learned with `record` (see SKILL.md)."
+
+
+def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str] = None,
+               tag: Optional[str] = None, statuses: Sequence[str] = (), limit: int = 20) -> dict:
+    views = catalog.card_views(stores)
+    matched = catalog.rank([v for v in views if catalog.keep(v, skill, tag, None, statuses)], query)
+    items = matched[:limit] if limit > 0 else matched
+    data = {"count": len(items), "total": len(matched), "items": items}
+    if not views:
+        data["message"] = EMPTY
+    elif not matched:
+        data["message"] = "No card matches these filters."
+    return data
+
+
+def render_list(data: dict) -> List[str]:
+    if not data["items"]:
+        return [data.get("message", "No card matches.")]
+    lines = []
+    for item in data["items"]:
+        rel = f" rel {item['relevance']:.2f}" if item.get("relevance") else ""
+        lines.append(f"{item['id']}  [{item['status']}, {item['scope']}, score {item['score']}, "
+                     f"conf {item['confidence']}{rel}]"
+                     f"{' (global)' if item['store'] == 'global' else ''}  {item['title']}")
+        if item.get("when_to_use"):
+            lines.append(f"    when: {item['when_to_use']}")
+        lines += [f"    correction: {c}" for c in (item.get("corrections") or [])[:3]]
+    if data["total"] > data["count"]:
+        lines.append(f"({data['total'] - data['count']} more; raise --limit or narrow with --query)")
+    return lines
+
+
+def _window_start(days: Optional[float], since: Optional[str], now: float) -> float:
+    if since:
+        start = model.parse_ts(since)
+        if not start:
+            from ..storage.errors import UsageError
+            raise UsageError(f"review: --since {since!r} is not an ISO date like 2026-01-31")
+        return start
+    return now - (7 if days is None else days) * catalog.DAY
+
+
+def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = None,
+           scope: Optional[str] = None, skill: Optional[str] = None,
+           statuses: Sequence[str] = (), query: Optional[str] = None,
+           stale_days: float = 7) -> dict:
+    """The dashboard: open recommendations, top cards, backport candidates, next actions."""
+    now = model.now()
+    start = _window_start(days, since, now)
+    counts = score.tally(stores.load("signals"))
+    cards = [v for v in catalog.card_views(stores, counts)
+             if catalog.keep(v, skill, None, scope, statuses)]
+    cards = catalog.rank(cards, query)
+    recs = [v for v in catalog.rec_views(stores, stale_days, now, counts)
+            if catalog.keep(v, skill, None, scope, statuses)]
+    recs = catalog.rank(recs, query)
+    open_recs = sorted((r for r in recs if r["open"]),
+                       key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"],
+                                      r["last_touch"]))
+    candidates = [c for c in cards if c["backport_ready"]]
+    from ..learning import proposals, reinforce
+    data = {
+        "window": {"since": model.iso(start), "until": model.iso(now)},
+        "counts": _counts(stores, cards, recs, start),
+        "open_recommendations": open_recs,
+        "top_cards": cards,
+        "backport_candidates": candidates,
+        "mined_candidates": [c for c in cards if c["status"] == "candidate"],
+        "proposals": proposals.pending(stores.project),
+        "effectiveness": reinforce.effectiveness(stores.project),
+    }
+    data["next_actions"] = next_actions(data, stores)
+    return data
+
+
+def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -> dict:
+    since = model.iso(start)  # ISO UTC stamps order as strings: no parsing per line
+
+    def recent(rows):
+        return sum(1 for r in rows if str(r.get("ts", "")) >= since)
+    return {"cards": len(cards), "recommendations": len(recs),
+            "open_recommendations": sum(1 for r in recs if r["open"]),
+            "stale_recommendations": sum(1 for r in recs if r["stale"]),
+            "events_in_window": recent(stores.load("events")),
+            "card_versions_in_window": recent(stores.load("cards")),
+            "signals_in_window": recent(stores.load("signals"))}
+
+
+def next_actions(data: dict, stores: Stores) -> List[str]:
+    actions = []
+    if not (data["top_cards"] or data["open_recommendations"] or data["proposals"]):
+        return [EMPTY]
+    for rec in data["open_recommendations"]:
+        if rec["stale"]:
+            actions.append(f"rec {rec['id']} has been idle {rec['idle_days']:g} days: "
+                           f"`rec-status --id {rec['id']} --status in_progress|done|rejected`")
+            break
+    if data["backport_candidates"]:
+        ids = ",".join(c["id"] for c in data["backport_candidates"][:SHOW])
+        actions.append(f"graduate proven portable cards: `export-backport --skill-path <skill> --ids {ids}`")
+    if data["proposals"]:
+        actions.append(f"decide {len(data['proposals'])} proposal(s): "
+                       f"`proposals show --id {data['proposals'][0]['id']}`")
+    if data["effectiveness"]["keep_failing"]:
+        worst = data["effectiveness"]["keep_failing"][0]
+        actions.append(f"{worst['id']} was surfaced and recurred {worst['violated']}x: rewrite it "
+                       f"(`correct --lesson {worst['id']} --text …`) or reject it")
+    if data["mined_candidates"]:
+        actions.append(f"{len(data['mined_candidates'])} mined candidate(s): `promote --dry-run` "
+                       "shows which have earned acceptance")
+    proposed = [c for c in data["top_cards"] if c["status"] == "proposed"]
+    if proposed:
+        actions.append(f"accept or reject new cards, e.g. `aha-status --id {proposed[0]['id']} --status accepted`")
+    if stores.warnings:
+        actions.append("some lines are unreadable: run `repair` then `repair --apply`")
+    return actions or ["nothing needs attention"]
+
+
+def render_review(data: dict) -> List[str]:
+    c = data["counts"]
+    lines = [f"Review {data['window']['since'][:10]} .. {data['window']['until'][:10]}: "
+             f"{c['cards']} cards, {c['open_recommendations']} open recommendations "
+             f"({c['stale_recommendations']} stale), {c['events_in_window']} events, "
+             f"{c['signals_in_window']} signals in window"]
+    if data["open_recommendations"]:
+        lines.append("Open recommendations:")
+        for r in data["open_recommendations"][:SHOW]:
+            flags = ", ".join(f for f in ("stale" if r["stale"] else "",
+                                          "untouched" if r["untouched"] else "") if f)
+            lines.append(f"  [{r['priority']}] {r['id']} {r['title']} ({r['status']}, idle "
+                         f"{r['idle_days']:g}d{', ' + flags if flags else ''})")
+    if data["top_cards"]:
+        lines.append("Top cards:")
+        for card in data["top_cards"][:SHOW]:
+            lines.append(f"  {card['score']:>3} {card['id']} {card['title']}  "
+                         f"[{card['score_explained']}; conf {card['confidence']}]")
+    if data["backport_candidates"]:
+        lines.append("Backport candidates: " + ", ".join(
+            c["id"] for c in data["backport_candidates"][:SHOW]))
+    if data["proposals"]:
+        lines.append("Proposals waiting for a decision:")
+        lines += [f"  {p['id']} [{p['kind']}] {p['title']}" for p in data["proposals"][:SHOW]]
+    eff = data["effectiveness"]
+    if eff["helped_most"] or eff["keep_failing"]:
+        from ..learning import reinforce
+        lines.append("Surfaced lessons:")
+        lines += ["  " + line for line in reinforce.render_effectiveness(eff)[1:]]
+    lines.append("Next: " + "; ".join(data["next_actions"]))
+    lines.append("More: `list --format json`, `review --format json`, or INDEX.md in the store.")
+    return lines
