@@ -7,10 +7,17 @@ CLI. Python puts this file's folder first on sys.path, so `selflearn` imports.
 """
 import sys
 
+
+def inject(record: dict, repo_root: str, store_dir: str) -> str:
+    """Learned notes for a session-start or prompt hook, imported only for those events."""
+    from selflearn.surfacing.injection import inject as notes
+    return notes(record, repo_root, store_dir)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["hook"]:
         from selflearn.observation.hook import main as hook_main
-        code = hook_main(sys.argv[2:])
+        code = hook_main(sys.argv[2:], inject)
         sys.stdout.flush()
         sys.stderr.flush()
         # The hook has closed every file it wrote; skipping interpreter teardown

@@ -173,7 +173,8 @@ def test_empty_store_prints_nothing(store):
 def test_non_injecting_events_import_no_advice_module(cards, store):
     probe = ("import sys, io; sys.path.insert(0, %r);"
              "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
-             "from selflearn.observation import hook; hook.main(['--agent', 'claude']);"
+             "import self_learning;"  # the real entry point's inject
+             "from selflearn.observation import hook; hook.main(['--agent', 'claude'], self_learning.inject);"
              "print(sorted(m for m in sys.modules if m.split('.')[-1] in ('advice', 'surfacing',"
              "'search', 'config', 'memory', 'lifecycle', 'corrections', 'json', 're')))")
     run = lambda name: subprocess.run(  # noqa: E731

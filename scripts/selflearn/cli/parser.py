@@ -70,7 +70,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         argv = sys.argv[1:] if argv is None else list(argv)
         if argv[:1] == ["hook"]:
             from ..observation import hook
-            return hook.main(argv[1:])
+            from ..surfacing import injection
+            return hook.main(argv[1:], injection.inject)
         args = build_parser().parse_args(argv)
         ctx = Context(args)
         data, lines = args.run(ctx)

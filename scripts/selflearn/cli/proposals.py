@@ -75,7 +75,8 @@ def _run_proposals(ctx: Context) -> Tuple[dict, List[str]]:
         return data, proposals.render_show(data)
     a.writes = True
     if a.action == "apply":
-        data = proposals.apply(ctx.memory, ctx.repo_root, a.id, a.skills_dir, a.name, a.file)
+        from ..graduation import adopt
+        data = adopt.apply(ctx.memory, ctx.repo_root, a.id, a.skills_dir, a.name, a.file)
     else:
         data = proposals.reject(ctx.memory, a.id, a.reason)
     return data, proposals.render_decision(data)

@@ -19,9 +19,8 @@ from typing import Dict, List, Optional
 from ..storage import config, cursors, fastjson, model, record, store
 from . import mine_bypass, mine_denials, mine_edits, mine_failures, mine_preferences, mine_sequences
 from ..storage.errors import SelfLearningError, UsageError
-from .mine_base import Setup
+from .mine_base import STATE_FILE, Setup
 
-STATE_FILE = "mine_state.json"
 # what a reinforcing version of a mined card may update (title, when_to_use, status stay)
 GROWING = ("evidence", "solution_steps", "gotchas", "observations", "first_seen", "last_seen",
            "trigger")

@@ -9,6 +9,8 @@ Must not import cli or mine.
 
 from typing import Callable, List, NamedTuple
 
+STATE_FILE = "mine_state.json"  # the miners' checkpoint and aggregates (also read by suggest-skills)
+
 # --- confidence of a lesson from its evidence, shared by the miners (references/LEARNING.md) ---
 MIN_SESSIONS = 2            # a pattern becomes a lesson once seen in this many distinct sessions
 CONFIDENCE_START = 0.4      # confidence of a lesson seen in exactly MIN_SESSIONS sessions

@@ -6,13 +6,12 @@ proven mined lessons not yet in AGENTS.md, at most one new proposal per kind
 per run; a key once decided (applied or rejected) is never proposed again, and
 a pending rule is settled when its card is hidden or AGENTS.md already holds
 it. ``apply`` writes a skill folder (never over an existing one) or a rule
-through the guarded-edit module ``improve`` (a duplicate counts as present);
-``reject`` archives with a required reason. ``pending`` lists what
+through the guarded-edit module (``graduation.adopt``: a duplicate counts as
+present); ``reject`` archives with a required reason. ``pending`` lists what
 awaits a decision (for ``review`` and INDEX.md). ``suggest`` backs
 ``suggest-skills``. Constants: references/PROPOSALS.md. Must not import cli.
 """
 
-import contextlib
 import os
 import re
 from typing import Dict, List, Optional, Tuple
@@ -20,7 +19,8 @@ from typing import Dict, List, Optional, Tuple
 from . import mine_sequences, skilldraft
 from ..storage import model, redact, store
 from ..storage.errors import SelfLearningError, UsageError
-from .mine_base import cut
+from ..storage.text import rule as export_line
+from .mine_base import STATE_FILE, cut
 
 KINDS = ("skill", "rule", "command")
 STATUSES = ("proposed", "applied", "rejected")
@@ -53,7 +53,7 @@ def pending(memory) -> List[dict]:
     return sorted(items, key=lambda p: (p["created_ts"], p["id"]), reverse=True)
 
 
-def _get(memory, pid: str, verb: str) -> dict:
+def get(memory, pid: str, verb: str) -> dict:
     p = _all(memory).get(pid or "")
     if p is None:
         raise UsageError(f"proposals {verb}: no proposal with id {pid!r} "
@@ -61,7 +61,7 @@ def _get(memory, pid: str, verb: str) -> dict:
     return public(p)
 
 
-def _undecided(p: dict, verb: str) -> None:
+def undecided(p: dict, verb: str) -> None:
     if p.get("status") != "proposed":
         raise UsageError(f"proposals {verb}: {p['id']} is already {p.get('status')} "
                          f"({p.get('decided_ts', '?')}); a decided proposal stays decided")
@@ -86,7 +86,7 @@ def listing(memory, status: str = "proposed", kind: Optional[str] = None) -> dic
 
 
 def show(memory, pid: str) -> dict:
-    return {"proposal": _with_corrections(memory, [_get(memory, pid, "show")])[0]}
+    return {"proposal": _with_corrections(memory, [get(memory, pid, "show")])[0]}
 
 
 # --- filing ---------------------------------------------------------------------------------
@@ -129,8 +129,7 @@ def rules_present(repo_root: str) -> Dict[str, int]:
 def present_at(card: dict, present: Dict[str, int]) -> Optional[str]:
     """Where RULES_FILE already holds the card's lesson (its ``export-rules`` line or its
     rule line), e.g. ``AGENTS.md line 12``; None when it does not."""
-    from ..surfacing import export_rules
-    for line in (export_rules.rule(card), rule_line(card)):
+    for line in (export_line(card), rule_line(card)):
         if line in present:
             return f"{RULES_FILE} line {present[line]}"
     return None
@@ -173,10 +172,10 @@ def _settled_rules(props: Dict[str, dict], cards: Dict[str, dict],
             continue
         where = present_at(card, present)
         if card.get("status") in model.HIDDEN_STATUSES:
-            out.append((p, _decided(p["id"], "rejected",
+            out.append((p, decided(p["id"], "rejected",
                                     reason=f"card {card['id']} is {card.get('status')}")))
         elif where:
-            out.append((p, _decided(p["id"], "applied", applied_to=RULES_FILE, present=where)))
+            out.append((p, decided(p["id"], "applied", applied_to=RULES_FILE, present=where)))
     return out
 
 
@@ -288,101 +287,10 @@ def offer(memory, found: List[dict], dry_run: bool, setup, force: bool = False) 
 
 # --- deciding -------------------------------------------------------------------------------
 
-def _decided(pid: str, status: str, **fields) -> dict:
+def decided(pid: str, status: str, **fields) -> dict:
     now = model.iso()
     return {"id": pid, "ts": now, "v": model.SCHEMA_VERSION, "status": status,
             "decided_ts": now, **fields}
-
-
-def skills_home(repo_root: str, skills_dir: Optional[str]) -> str:
-    """The folder skills go to: SKILLS_DIR, or ``--skills-dir`` taken relative to the
-    repository; a folder outside the repository must be absolute and exist already."""
-    if not skills_dir:
-        return os.path.join(repo_root, SKILLS_DIR)
-    folder = os.path.normpath(os.path.join(repo_root, skills_dir))
-    root = os.path.realpath(repo_root)
-    real = os.path.realpath(folder)
-    inside = real == root or real.startswith(root + os.sep)
-    if not inside and not (os.path.isabs(skills_dir) and os.path.isdir(folder)):
-        raise UsageError(f"proposals apply: --skills-dir {skills_dir!r} is outside the "
-                         "repository; name an existing folder by its absolute path, or a "
-                         "folder inside the repository; nothing was written")
-    return folder
-
-
-def _makedirs(target: str) -> List[str]:
-    """Create ``target`` and its missing parents; the folders created, deepest first."""
-    made, here = [], target
-    while not os.path.lexists(here):
-        made.append(here)
-        here = os.path.dirname(here)
-    os.makedirs(target)
-    return made
-
-
-def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optional[str]) -> str:
-    """Write ``<skills dir>/<name>/SKILL.md``; refuses bad names and existing folders, and
-    removes the folders it created when the write fails."""
-    name = name or p["name"]
-    why = skilldraft.check_name(name)
-    if why:
-        raise UsageError(f"proposals apply: skill name {name!r} {why}; nothing was written")
-    target = os.path.join(skills_home(repo_root, skills_dir), name)
-    if os.path.lexists(target):
-        raise UsageError(f"proposals apply: {target} already exists; nothing was written "
-                         "(pass another --name, or --skills-dir)")
-    text = p["body"] if p["kind"] == "skill" else \
-        skilldraft.compose(p, name, use_provider=False)["text"]
-    text = skilldraft.rename(text, name) if name != p.get("name") else text
-    problems = skilldraft.check(text)
-    if problems:
-        raise SelfLearningError(f"proposals apply: the draft of {p['id']} is not a valid "
-                                f"SKILL.md ({problems[0]}); nothing was written")
-    made: List[str] = []
-    try:
-        made = _makedirs(target)
-        store.atomic_write(os.path.join(target, "SKILL.md"), text)
-    except OSError as exc:
-        for folder in made:  # deepest first; a folder something else wrote into stays
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
-        raise SelfLearningError(f"proposals apply: cannot write {target} ({exc.strerror or exc})"
-                                "; nothing was written") from None
-    return target
-
-
-def _write_rule(memory, p: dict, repo_root: str, rules_file: Optional[str]) -> Tuple[str, str]:
-    """Append the rule through the guarded-edit module (which refuses weak rules);
-    ``(where, "")``, or ``(where, "<file> line N")`` when the file already says it."""
-    from ..graduation import improve
-    target = rules_file or p.get("target") or RULES_FILE
-    try:
-        result = improve.append_rule(repo_root, target, p["body"],
-                                     p.get("rationale") or p["title"], f"proposal {p['id']}",
-                                     store_root=memory.root)
-    except improve.DuplicateRule as dup:
-        return dup.path, dup.where
-    return str(result.get("path") or target), ""
-
-
-def apply(memory, repo_root: str, pid: str, skills_dir: Optional[str] = None,
-          name: Optional[str] = None, rules_file: Optional[str] = None) -> dict:
-    """Carry a proposal out: a skill folder (skill, command) or a guarded rule line."""
-    p = _get(memory, pid, "apply")
-    _undecided(p, "apply")
-    if p["kind"] == "rule":
-        if skills_dir or name:
-            raise UsageError("proposals apply: --skills-dir and --name are for skill and "
-                             f"command proposals; {pid} is a rule (use --file)")
-        where, present = _write_rule(memory, p, repo_root, rules_file)
-    else:
-        if rules_file:
-            raise UsageError(f"proposals apply: --file is for rule proposals; {pid} is a "
-                             f"{p['kind']} (use --skills-dir or --name)")
-        where, present = _write_skill(p, repo_root, skills_dir, name), ""
-    line = _decided(pid, "applied", applied_to=where, **({"present": present} if present else {}))
-    memory.append("proposals", [line])
-    return {"proposal": {**p, **line}, "action": "applied", "written": None if present else where}
 
 
 def reject(memory, pid: str, reason: Optional[str] = None) -> dict:
@@ -391,9 +299,9 @@ def reject(memory, pid: str, reason: Optional[str] = None) -> dict:
     if not reason:
         raise UsageError("proposals reject: --reason is required; say why (kept with the "
                          "archived proposal)")
-    p = _get(memory, pid, "reject")
-    _undecided(p, "reject")
-    line = _decided(pid, "rejected", reason=redact.redact_text(reason))
+    p = get(memory, pid, "reject")
+    undecided(p, "reject")
+    line = decided(pid, "rejected", reason=redact.redact_text(reason))
     memory.append("proposals", [line])
     return {"proposal": {**p, **line}, "action": "rejected", "written": None}
 
@@ -403,8 +311,7 @@ def reject(memory, pid: str, reason: Optional[str] = None) -> dict:
 def _mined_agg(memory) -> dict:
     """The sequences miner's aggregates as of the last ``mine`` (read-only)."""
     from ..storage import cursors
-    from . import mine
-    state = cursors.load(memory.path(mine.STATE_FILE), "kinds", "suggest-skills",
+    state = cursors.load(memory.path(STATE_FILE), "kinds", "suggest-skills",
                          "mine every observation again")
     return (state["kinds"].get(mine_sequences.KIND) or {}).get("agg") or {}
 

@@ -1,8 +1,9 @@
 """``hook``: one agent hook payload in, one redacted observation appended.
 
 Contract with the agent: always exit 0, print nothing on events that do not
-inject context (on session start and prompt events ``surfacing.inject`` may
-print learned notes, within the advice budget), never let an internal error reach the agent (it goes to
+inject context (on session start and prompt events the ``inject`` callable that
+the entry point passes in, surfacing's, may print learned notes, within the
+advice budget: observation sits below surfacing and never imports it), never let an internal error reach the agent (it goes to
 ``<store>/errors.jsonl``, which ``doctor`` shows). A record is capped below
 4 KiB and appended with one locked ``write()``. The kill switch
 (``SELF_LEARNING_DISABLE=1`` or the ``disabled`` marker) turns it into a no-op.
@@ -115,7 +116,8 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def main(argv: list) -> int:
+def main(argv: list, inject=None) -> int:
+    """Observe one payload; on session start and prompt events print what ``inject`` returns."""
     opts = {"agent": "auto", "event": ""}
     store_dir = ""
     try:
@@ -131,9 +133,8 @@ def main(argv: list) -> int:
         if not raw.strip():
             raise ValueError("empty payload on stdin")
         record = observe_payload(raw, opts, store_dir)
-        if record is not None and record.get("event") in INJECTING:
-            from ..surfacing import injection
-            text = injection.inject(record, root, store_dir)
+        if inject is not None and record is not None and record.get("event") in INJECTING:
+            text = inject(record, root, store_dir)
             if text:
                 _print(text)
     except BaseException as exc:  # noqa: BLE001 - hooks never fail the agent

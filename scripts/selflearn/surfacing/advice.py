@@ -21,6 +21,7 @@ from ..learning import corrections, lifecycle
 from . import search
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
+from ..storage.text import clean
 
 # --- output ----------------------------------------------------------------------------------
 DEFAULT_BUDGET = 2000      # characters of the whole output (header, fence, items, JSON envelope)
@@ -49,8 +50,6 @@ SCRIPT_EXTENSIONS = frozenset(("sh", "bash", "zsh", "py", "js", "mjs", "cjs", "t
 _WORD = re.compile(r"[^\s`'\"()\[\]{},;|&]+")
 _SUFFIX = re.compile(r"(?::\d+)+$|::.*$")       # file.py:12:3, tests/x.py::test_name
 _BAD = frozenset("<>*?$@%={}\\~^")              # placeholders, globs, variables, refs
-_TAG = re.compile(r"<(/?[A-Za-z!][^<>\n]*)>")   # anything shaped like a markup tag
-_TAG_START = re.compile(r"<(?=[/!A-Za-z])")
 # --- reading signals -------------------------------------------------------------------------
 EVIDENCE_KINDS = ("aha_used", "aha_helped", "aha_violated", "aha_observed")  # what
 # lifecycle.evidence counts; a signal line naming none of them is never parsed
@@ -217,13 +216,6 @@ def stale_reason(card: dict, repo_root: str, cache: Dict[str, bool]) -> Optional
 
 
 # --- text --------------------------------------------------------------------------------------
-
-def clean(text) -> str:
-    """One line of card text that cannot open or close a fence or a tag."""
-    text = "".join(ch if ch >= " " else " " for ch in str(text or ""))
-    text = " ".join(text.replace("```", "'''").split())
-    return _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
-
 
 def cut(text: str, limit: int) -> str:
     if limit <= 0:

@@ -19,6 +19,7 @@ from ..learning import lifecycle
 from ..storage import model, redact, store
 from ..storage.errors import SelfLearningError, UsageError
 from ..storage.memory import Memory
+from ..storage.text import RULE_CHARS, clean_line, rule
 
 
 class Target(NamedTuple):
@@ -46,7 +47,6 @@ BEGIN = "<!-- self-learning-skills:begin -->"
 END = "<!-- self-learning-skills:end -->"      # last line of our block
 MAX_RULES = 30        # rules exported, most confident first
 MAX_CHARS = 4000      # characters of rules exported (whole rules only)
-RULE_CHARS = 240      # one rule is cut to this many characters
 EMPTY = "- (no accepted lessons yet)"
 WRITES = ("created", "added", "updated", "removed", "deleted")  # actions that change the file
 _BEGIN_RE = re.compile(r"^<!-- self-learning-skills:begin(?: pad=(\d))? -->$", re.M)
@@ -60,25 +60,6 @@ def target(agent: str) -> Target:
 
 
 # --- the rules -------------------------------------------------------------------------------
-
-def clean(text, limit: int) -> str:
-    """One line, redacted, that cannot open a tag or comment nor forge a marker.
-
-    Tag-like text becomes ``‹…›`` as in ``advice`` (readable inside backticks,
-    where ``&lt;`` would show literally); a bare ``-->`` becomes ``--›``.
-    """
-    text = advice.clean(redact.redact_text(str(text or ""))).replace("-->", "--\u203a")
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
-
-
-def rule(card: dict) -> str:
-    """``- <title>: <first step>`` (or just the title), one line."""
-    title = clean(card.get("title"), RULE_CHARS).rstrip(" .:")
-    steps = card.get("solution_steps")
-    first = steps[0] if isinstance(steps, list) and steps and isinstance(steps[0], str) else ""
-    text = f"{title}: {clean(first, RULE_CHARS)}" if first.strip() else title
-    return "- " + clean(text, RULE_CHARS)
-
 
 def rules(cards: Dict[str, dict], signals: List[dict]) -> List[str]:
     """Accepted lessons, most confident first, bounded by MAX_RULES and MAX_CHARS."""

@@ -17,8 +17,8 @@ from . import advice
 from ..learning import lifecycle
 from ..storage import model, record, redact, store, update
 from ..storage.errors import UsageError
-from .export_rules import clean as _clean
 from ..storage.memory import Memory
+from ..storage.text import clean_line
 from .report import recent_observations
 
 FILE = "feedback.md"                               # the page, in the store folder
@@ -183,7 +183,7 @@ def render(cards: Dict[str, dict], signals: List[dict], observations: Iterable[d
              "- Keep the `<!-- … -->` lines: they mark the section and record what was listed.",
              "", "## Learned preferences", "", BEGIN,
              " ".join([RENDERED] + [c["id"] for c in shown] + ["-->"])]
-    lines += [f"- [{c['id']}] {_clean(c.get('title'), TITLE_CHARS)}" for c in shown]
+    lines += [f"- [{c['id']}] {clean_line(c.get('title'), TITLE_CHARS)}" for c in shown]
     lines += [f"- {text}" for text in kept]
     lines.append(END)
     if len(lessons) > len(shown):
@@ -200,7 +200,7 @@ def _candidates(cards: Dict[str, dict], signals: List[dict]) -> List[str]:
     rows = [(lifecycle.confidence(c, ev.get(c["id"]), now), c) for c in cards.values()
             if c.get("status") == "candidate"]
     rows.sort(key=lambda r: (-r[0], r[1]["id"]))
-    return [f"- [{c['id']}] {_clean(c.get('title'), TITLE_CHARS)} (confidence {conf})"
+    return [f"- [{c['id']}] {clean_line(c.get('title'), TITLE_CHARS)} (confidence {conf})"
             for conf, c in rows[:MAX_CANDIDATES]]
 
 
@@ -229,8 +229,8 @@ def _outcomes(observations: Iterable[dict], days: int) -> List[str]:
 
 
 def _outcome(obs: dict) -> str:
-    parts = [str(obs.get("ts"))[11:16], _clean(obs.get("tool") or "-", 40),
-             _clean(obs.get("outcome"), 20), _clean(obs.get("args") or obs.get("file"), ARGS_CHARS)]
+    parts = [str(obs.get("ts"))[11:16], clean_line(obs.get("tool") or "-", 40),
+             clean_line(obs.get("outcome"), 20), clean_line(obs.get("args") or obs.get("file"), ARGS_CHARS)]
     return "- " + " | ".join(parts if parts[-1] else parts[:-1])
 
 
