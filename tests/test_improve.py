@@ -25,6 +25,8 @@ def tree(root):
     out = {}
     for here, dirs, files in os.walk(root):
         for name in dirs + files:
+            if name.startswith("index.sqlite3"):
+                continue  # the store's derived index is a cache, not content
             path = os.path.join(here, name)
             if os.path.islink(path):
                 out[os.path.relpath(path, root)] = "-> " + os.readlink(path)

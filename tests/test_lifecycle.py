@@ -60,7 +60,8 @@ def confidence_of(run, cid):
 
 
 def snapshot(store):
-    return {p.name: p.read_bytes() for p in sorted(store.iterdir()) if p.is_file()}
+    return {p.name: p.read_bytes() for p in sorted(store.iterdir())
+            if p.is_file() and not p.name.startswith("index.sqlite3")}  # derived cache
 
 
 # --- confidence --------------------------------------------------------------------------------

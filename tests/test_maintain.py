@@ -48,7 +48,8 @@ def js(run, *args):
 
 
 def snapshot(store):
-    return {p.name: p.read_bytes() for p in sorted(store.iterdir()) if p.is_file()} \
+    return {p.name: p.read_bytes() for p in sorted(store.iterdir())  # not the derived index
+            if p.is_file() and not p.name.startswith("index.sqlite3")} \
         if store.exists() else {}
 
 

@@ -106,8 +106,12 @@ def _add_record(sub) -> None:
 
 def _run_record(ctx: Context) -> Tuple[dict, List[str]]:
     from ..storage import record
+    from ..surfacing import storeindex
     payload = record.read_payload(ctx.args.source, sys.stdin)
-    data = record.record(ctx.memory, payload)
+    index = storeindex.of(ctx.memory)
+    if index is not None:
+        index.check(["cards", "recs"])
+    data = record.record(ctx.memory, payload, storeindex.Known(index) if index else None)
     lines = [f"{item['action']} {item['id']}: {item['title']}"
              for section in ("aha_cards", "recommendations") for item in data[section]]
     if data["event"]:
@@ -216,7 +220,7 @@ def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import review
     a = ctx.args
     data = review.review(ctx.stores, a.days, a.since, a.scope, a.skill, _statuses(a.status),
-                         a.query, a.stale_days)
+                         a.query, a.stale_days, review.SHOW if a.format == "text" else None)
     return data, review.render_review(data)
 
 

@@ -231,7 +231,7 @@ def render(data: dict) -> List[str]:
 
 # --- effectiveness (for review) ----------------------------------------------------------------
 
-def effectiveness(memory, top: int = TOP) -> dict:
+def effectiveness(memory, top: int = TOP, facts=None) -> dict:
     """The lessons that helped most, and those that keep failing (rewrite or reject them).
 
     Hidden cards (rejected, deprecated, retired) are left out. A lesson is in at most one
@@ -239,19 +239,14 @@ def effectiveness(memory, top: int = TOP) -> dict:
     when it was violated at least as often as it helped and last within
     ``lifecycle.QUIET_DAYS`` (an old violation the lesson has outlived is no call to act).
     """
-    cards = memory.folded("cards")
-    ev = lifecycle.evidence(memory.load("signals"))
+    if facts is None:  # a full read; ``facts`` gives the same from the derived index:
+        facts = _facts(memory)  # (card by id, evidence, surfaced per id, surfacings, lessons)
+    card_of, ev, surfaced, n_surfacings, n_lessons = facts
     recent = model.iso(model.now() - lifecycle.QUIET_DAYS * lifecycle.DAY)
-    surfaced: Dict[str, int] = {}
-    records = memory.load("surfacings")
-    for srf in records:
-        for aid in srf.get("lesson_ids") or []:
-            surfaced[aid] = surfaced.get(aid, 0) + 1
     rows = []
-    for aid in sorted(set(surfaced) | set(ev)):
-        card, e = cards.get(aid), ev.get(aid)
-        if card is None or card.get("status") in model.HIDDEN_STATUSES or \
-                e is None or not (e.helped or e.violated):
+    for aid in sorted(a for a, e in ev.items() if e.helped or e.violated):
+        card, e = card_of(aid), ev.get(aid)
+        if card is None or card.get("status") in model.HIDDEN_STATUSES:
             continue
         rows.append({"id": aid, "title": card.get("title", ""),
                      "status": card.get("status", "proposed"), "surfaced": surfaced.get(aid, 0),
@@ -263,8 +258,20 @@ def effectiveness(memory, top: int = TOP) -> dict:
                       and (r["last_violation"] or "") >= recent),
                      key=lambda r: (r["last_violation"] or ""), reverse=True)
     failing.sort(key=lambda r: -r["violated"])
-    return {"surfacings": len(records), "lessons_surfaced": len(surfaced),
+    return {"surfacings": n_surfacings, "lessons_surfaced": n_lessons,
             "helped_most": helped[:top], "keep_failing": failing[:top]}
+
+
+def _facts(memory):
+    """What ``effectiveness`` needs, from a full read of cards, signals and surfacings."""
+    cards = memory.folded("cards")
+    ev = lifecycle.evidence(memory.load("signals"))
+    surfaced: Dict[str, int] = {}
+    records = memory.load("surfacings")
+    for srf in records:
+        for aid in srf.get("lesson_ids") or []:
+            surfaced[aid] = surfaced.get(aid, 0) + 1
+    return cards.get, ev, surfaced, len(records), len(surfaced)
 
 
 def render_effectiveness(data: dict) -> List[str]:

@@ -41,7 +41,41 @@ def _id_list(value, where: str, problems: List[str]) -> List[str]:
     return []
 
 
-def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tuple[dict, List[str]]:
+class Folded:
+    """Existing records by id and by dedup key, from a full fold of the store.
+
+    ``record`` asks only ``get(name, id)`` and ``by_key(name, key)`` (``name`` is ``cards``
+    or ``recs``); the derived index answers the same questions without the full read.
+    """
+
+    def __init__(self, memory: Memory):
+        self.memory = memory
+        self._by_key: Dict[str, Dict[str, dict]] = {}
+        memory.folded("cards"), memory.folded("recs")  # read both: their warnings show
+
+    def get(self, name: str, rid: str) -> Optional[dict]:
+        return self.memory.folded(name).get(rid)
+
+    def by_key(self, name: str, key: str) -> Optional[dict]:
+        if name not in self._by_key:
+            self._by_key[name] = {dedup_key(r): r for r in self.memory.folded(name).values()}
+        return self._by_key[name].get(key)
+
+
+class _Taken:
+    """Ids in use: the store's, and those this payload creates (for ``model.new_id``)."""
+
+    def __init__(self, known):
+        self.known, self.new = known, set()
+
+    def add(self, rid: str) -> None:
+        self.new.add(rid)
+
+    def __contains__(self, rid) -> bool:
+        return rid in self.new or any(self.known.get(n, rid) is not None for n in ("cards", "recs"))
+
+
+def check_payload(payload, known) -> Tuple[dict, List[str]]:
     """The used ids found, and every problem with the payload (empty when valid)."""
     if not isinstance(payload, dict):
         return {}, [f"payload: must be a JSON object, got {type(payload).__name__}"]
@@ -49,7 +83,7 @@ def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tup
                 for k in payload if k not in PAYLOAD_KEYS]
     if payload.get("event") is not None:
         problems += model.check("event", payload["event"], "event")
-    known = {"card": set(cards), "rec": set(recs)}
+    named = {"card": set(), "rec": set()}
     for section, kind, _ in SECTIONS:
         items = payload.get(section) or []
         if not isinstance(items, list):
@@ -58,7 +92,7 @@ def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tup
         for n, item in enumerate(items):
             problems += model.check(kind, item, f"{section}[{n}]")
             if isinstance(item, dict) and isinstance(item.get("id"), str):
-                known[kind].add(item["id"])
+                named[kind].add(item["id"])
     used = payload.get("used") if isinstance(payload.get("used"), dict) else {}
     if payload.get("used") is not None and not isinstance(payload.get("used"), dict):
         problems.append("used: must be an object like {\"aha_ids\": [...], \"rec_ids\": [...]}")
@@ -68,9 +102,10 @@ def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tup
         "rec": _id_list(payload.get("used_rec_ids"), "used_rec_ids", problems)
         + _id_list(used.get("rec_ids"), "used.rec_ids", problems),
     }
-    for kind, label in (("card", "used_aha_ids"), ("rec", "used_rec_ids")):
-        problems += [f"{label}: unknown id {i!r} (see `list` for ids)"
-                     for i in ids[kind] if i not in known[kind]]
+    for (kind, label), name in zip((("card", "used_aha_ids"), ("rec", "used_rec_ids")),
+                                   ("cards", "recs")):
+        problems += [f"{label}: unknown id {i!r} (see `list` for ids)" for i in ids[kind]
+                     if i not in named[kind] and known.get(name, i) is None]
     for key in ("usage_source", "usage_context"):
         if payload.get(key) is not None and not isinstance(payload[key], str):
             problems.append(f"{key}: must be a string")
@@ -93,18 +128,28 @@ def _merge(existing: dict, new: dict, override: bool) -> dict:
     return out
 
 
-def _plan_section(kind: str, items: List[dict], existing: Dict[str, dict],
-                  taken: set) -> Tuple[List[dict], List[dict], List[dict]]:
+def _plan_section(kind: str, name: str, items: List[dict], known,
+                  taken) -> Tuple[List[dict], List[dict], List[dict]]:
     """Lines to append, their report entries, and reinforcement signals."""
-    by_key = {dedup_key(r): r for r in existing.values()}
+    existing: Dict[str, dict] = {}   # versions this payload writes, over what the store holds
+    by_key: Dict[str, dict] = {}
+
+    def current(rid) -> Optional[dict]:
+        if not isinstance(rid, str):
+            return None
+        return existing[rid] if rid in existing else known.get(name, rid)
+
+    def keyed(key: str) -> Optional[dict]:
+        return by_key[key] if key in by_key else known.by_key(name, key)
+
     lines, report, signals = [], [], []
     prefix = model.PREFIX[kind]
     for item in items:
         clean = redact.redact(item)
-        if clean.get("id") in existing:
-            version, action = _merge(existing[clean["id"]], clean, override=True), "updated"
-        elif dedup_key(clean) in by_key and not clean.get("id"):
-            version, action = _merge(by_key[dedup_key(clean)], clean, override=False), "reinforced"
+        if current(clean.get("id")) is not None:
+            version, action = _merge(current(clean["id"]), clean, override=True), "updated"
+        elif keyed(dedup_key(clean)) is not None and not clean.get("id"):
+            version, action = _merge(keyed(dedup_key(clean)), clean, override=False), "reinforced"
             signals.append({"kind": f"{prefix}_reinforced", f"{prefix}_id": version["id"],
                             "source": "record", "context": "equivalent record merged"})
         else:
@@ -117,14 +162,17 @@ def _plan_section(kind: str, items: List[dict], existing: Dict[str, dict],
     return lines, report, signals
 
 
-def record(memory: Memory, payload) -> dict:
-    """Write one payload; raises UsageError (nothing written) when any item is invalid."""
-    cards, recs = memory.folded("cards"), memory.folded("recs")
-    used, problems = check_payload(payload, cards, recs)
+def record(memory: Memory, payload, known=None) -> dict:
+    """Write one payload; raises UsageError (nothing written) when any item is invalid.
+
+    ``known`` looks up existing records (``Folded`` by default: a full fold).
+    """
+    known = Folded(memory) if known is None else known
+    used, problems = check_payload(payload, known)
     if problems:
         raise UsageError("\n".join(f"record: {p}" for p in problems)
                          + "\nrecord: nothing was written (fields: references/FORMAT.md)")
-    taken = set(cards) | set(recs)
+    taken = _Taken(known)
     out: dict = {"event": None}
     signals: List[dict] = []
     writes: List[Tuple[str, List[dict]]] = []
@@ -132,8 +180,9 @@ def record(memory: Memory, payload) -> dict:
         event = model.complete("event", redact.redact(payload["event"]), taken)
         writes.append(("events", [event]))
         out["event"] = event["id"]
-    for (section, kind, name), existing in zip(SECTIONS, (cards, recs)):
-        lines, report, reinforced = _plan_section(kind, payload.get(section) or [], existing, taken)
+    for section, kind, name in SECTIONS:
+        lines, report, reinforced = _plan_section(kind, name, payload.get(section) or [], known,
+                                                  taken)
         writes.append((name, lines))
         signals += reinforced
         out[section] = report

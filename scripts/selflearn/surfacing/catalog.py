@@ -6,47 +6,41 @@ here so they agree on what a score, a stale recommendation or a backport
 candidate is.
 """
 
+import math
 from typing import Dict, List, Optional
 
 from ..learning import corrections, lifecycle
-from ..storage import model
-from . import score, search
+from ..storage import fastjson, model
+from . import score, search, storeindex
 from ..storage.memory import Stores
 
 DAY = 86400.0
 
 
-def _public(record: dict) -> dict:
-    """A folded record without bookkeeping keys, with its defaults and origin."""
-    out = {k: v for k, v in record.items() if not k.startswith("_")}
-    out.setdefault("status", "proposed")
-    out.setdefault("primary_skill", "unknown")
-    out.setdefault("scope", "project")
-    out["store"] = record.get("_store", "project")
-    out["created"] = record.get("_first_ts") or record.get("ts", "")
-    out["versions"] = record.get("_versions", 1)
-    return out
+_public = storeindex.public
+
+
+def card_view(card: dict, mine: Dict[str, int], ev, now: float, fixes) -> dict:
+    """One card as ``list`` shows it: defaults, confidence now, corrections, score."""
+    view = _public(card)
+    view["confidence_base"] = lifecycle.base_confidence(card)
+    view["confidence"] = lifecycle.confidence(card, ev, now)
+    view["corrections"] = corrections.for_card(fixes, card)
+    view["score"], view["score_explained"] = score.score(view, mine)
+    view["signals"] = mine
+    view["backport_ready"] = score.backport_ready(view, mine)
+    return view
 
 
 def card_views(stores: Stores, counts: Optional[Dict[str, Dict[str, int]]] = None) -> List[dict]:
     """Latest version of every card with ``score``, ``score_explained``, ``backport_ready``,
     ``confidence`` now (``lifecycle.confidence``; the stored base is ``confidence_base``) and
-    the newest ``corrections``."""
+    the newest ``corrections`` (a full read of the store)."""
     counts = score.tally(stores.load("signals")) if counts is None else counts
     ev, now = lifecycle.evidence(stores.load("signals")), model.now()
     fixes = corrections.latest(stores)
-    views = []
-    for card in stores.folded("cards").values():
-        view = _public(card)
-        view["confidence_base"] = lifecycle.base_confidence(card)
-        view["confidence"] = lifecycle.confidence(card, ev.get(card["id"]), now)
-        view["corrections"] = corrections.for_card(fixes, card)
-        mine = counts.get(card["id"], {})
-        view["score"], view["score_explained"] = score.score(view, mine)
-        view["signals"] = mine
-        view["backport_ready"] = score.backport_ready(view, mine)
-        views.append(view)
-    return views
+    return [card_view(card, counts.get(card["id"], {}), ev.get(card["id"]), now, fixes)
+            for card in stores.folded("cards").values()]
 
 
 def last_touch(rec: dict, signal_ts: Dict[str, str]) -> str:
@@ -58,15 +52,22 @@ def last_touch(rec: dict, signal_ts: Dict[str, str]) -> str:
 def rec_views(stores: Stores, stale_days: float, now: float,
               counts: Optional[Dict[str, Dict[str, int]]] = None) -> List[dict]:
     """Latest version of every recommendation with priority, age and staleness."""
-    signals = stores.load("signals")
-    counts = score.tally(signals) if counts is None else counts
-    touched: Dict[str, str] = {}
-    for s in signals:
-        rid = s.get("rec_id")
-        if isinstance(rid, str) and s.get("kind") != "rec_reinforced":
-            touched[rid] = max(touched.get(rid, ""), str(s.get("ts", "")))
+    ix = storeindex.of_stores(stores)
+    if ix is not None:
+        ix.check(["signals", "recs"])
+        recs = ix.records("recs")
+        touched = ix.touched()
+        counts = ix.tallies(r["id"] for r in recs)
+    else:
+        recs, touched = list(stores.folded("recs").values()), {}
+        signals = stores.load("signals")
+        counts = score.tally(signals) if counts is None else counts
+        for s in signals:
+            rid = s.get("rec_id")
+            if isinstance(rid, str) and s.get("kind") != "rec_reinforced":
+                touched[rid] = max(touched.get(rid, ""), str(s.get("ts", "")))
     views = []
-    for rec in stores.folded("recs").values():
+    for rec in recs:
         view = _public(rec)
         view["status"] = model.normalize_status(view["status"])
         view["priority"] = model.priority_of(view)
@@ -106,3 +107,98 @@ def rank(views: List[dict], query: Optional[str]) -> List[dict]:
             view["relevance"] = None
     return sorted(views, key=lambda v: (v["relevance"] or 0, v["score"], v.get("ts", "")),
                   reverse=True)
+
+
+# --- through the derived index ---------------------------------------------------------------
+
+def _where(skill=None, scope=None, statuses=None):
+    """``keep`` as SQL over the index's card columns (tags are checked in Python)."""
+    clauses, params = [], []
+    if statuses:
+        clauses.append(f"status IN ({','.join('?' * len(statuses))})")
+        params += list(statuses)
+    else:
+        clauses.append(f"(status IS NULL OR status NOT IN "
+                       f"({','.join('?' * len(model.HIDDEN_STATUSES))}))")
+        params += list(model.HIDDEN_STATUSES)
+    if skill:
+        clauses.append("skill = ?")
+        params.append(skill)
+    if scope:
+        clauses.append("scope = ?")
+        params.append(scope)
+    return " AND ".join(clauses), params
+
+
+def _tagged(tags, tag: str) -> bool:
+    return tag in ((fastjson.loads(tags) if tags else None) or [])
+
+
+def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> List[tuple]:
+    """Every card ``keep`` lets through, ranked as ``rank`` ranks them (relevance, score,
+    recency, then fold order), as ``(rid, relevance or None, status, ready)``."""
+    where, params = _where(skill, scope, statuses)
+    if not query:
+        rows = ix.rows(f"SELECT rid, tags, status, ready FROM cards WHERE {where} "
+                       "ORDER BY score DESC, ts DESC, rid", params)
+        return [(rid, None, status, ready) for rid, tags, status, ready in rows
+                if not tag or _tagged(tags, tag)]
+    terms = list(dict.fromkeys(search.tokenize(query)))
+    if not terms:
+        return []
+    if tag:
+        pool = [(rid, n) for rid, tags, n in ix.rows(
+            f"SELECT rid, tags, doclen FROM cards WHERE {where}", params) if _tagged(tags, tag)]
+        n, total = len(pool), sum(length for _, length in pool)
+        allowed = {rid for rid, _ in pool}
+    else:
+        n, total = ix.rows(f"SELECT count(*), total(doclen) FROM cards WHERE {where}", params)[0]
+        allowed = None
+    if not n:
+        return []
+    avg = (total / n) or 1.0
+    fields = ", ".join(f"json_extract(doc, '$.\"{t}\"')" for t in terms)
+    hits = " OR ".join("instr(doc, ?) > 0" for _ in terms)
+    rows = [r for r in ix.rows(
+        f"SELECT rid, score, ts, status, ready, doclen, {fields} FROM cards "
+        f"WHERE {where} AND ({hits}) ORDER BY rid",
+        (*params, *(f'"{t}": ' for t in terms))) if allowed is None or r[0] in allowed]
+    df = [sum(1 for r in rows if r[6 + i]) for i in range(len(terms))]
+    idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
+    ranked = []
+    for rid, points, ts, status, ready, length, *freqs in rows:
+        rel = 0.0
+        for weight, f in zip(idf, freqs):
+            if f:
+                rel += weight * f * (search.K1 + 1) / (f + search.K1 * (
+                    1 - search.B + search.B * length / avg))
+        rel = round(rel, 4)
+        if rel > 0:
+            ranked.append((rel, points, ts, rid, status, ready))
+    ranked.sort(key=lambda r: r[:3], reverse=True)
+    return [(rid, rel, status, ready) for rel, _, _, rid, status, ready in ranked]
+
+
+def views_of(ix, stores: Stores, picked: List[tuple]) -> List[dict]:
+    """Full card views (as ``card_views`` and ``rank`` make them) for ``order`` rows."""
+    if not picked:
+        return []
+    rids = [row[0] for row in picked]
+    cards = {}
+    for start in range(0, len(rids), 500):
+        chunk = rids[start:start + 500]
+        for rid, data in ix.rows(f"SELECT rid, data FROM cards WHERE rid IN "
+                                 f"({','.join('?' * len(chunk))})", chunk):
+            card = fastjson.loads(data)
+            card["_store"] = ix.memory.origin
+            cards[rid] = card
+    ids = [cards[r]["id"] for r in rids]
+    counts, ev = ix.tallies(ids), ix.evidence(ids)
+    fixes, now = corrections.latest(stores), model.now()
+    out = []
+    for row in picked:
+        card, rel = cards[row[0]], (row[1] if len(row) > 1 else None)
+        view = card_view(card, counts.get(card["id"], {}), ev.get(card["id"]), now, fixes)
+        view["relevance"] = rel
+        out.append(view)
+    return out

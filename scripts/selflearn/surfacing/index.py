@@ -8,28 +8,56 @@ import heapq
 import os
 from typing import List
 
-from . import catalog, score
+from . import catalog, score, storeindex
 from ..storage import model, store
 from ..storage.memory import Memory, Stores
 
 TOP = 10
 
 
-def _cell(text) -> str:
-    return str(text or "").replace("|", "\\|").replace("\n", " ")[:120]
+_cell = storeindex.cell
+
+
+def _facts(stores: Stores, now: float, stale_days: float) -> dict:
+    """What INDEX.md shows, from a full read of the store."""
+    counts = score.tally(stores.load("signals"))
+    cards = sorted(catalog.card_views(stores, counts), key=lambda v: (v["score"], v.get("ts", "")),
+                   reverse=True)
+    by_status: dict = {}
+    for card in cards:
+        by_status[card["status"]] = by_status.get(card["status"], 0) + 1
+    return {"cards": len(cards), "by_status": by_status,
+            "top": [c for c in cards if c["status"] not in model.HIDDEN_STATUSES][:TOP],
+            "ready": [c for c in cards if c["backport_ready"]][:TOP],
+            "recs": catalog.rec_views(stores, stale_days, now, counts),
+            "events": len(stores.load("events")), "signals": len(stores.load("signals")),
+            "recent": _recent(stores)}
+
+
+def _indexed_facts(ix, stores: Stores, now: float, stale_days: float) -> dict:
+    """The same from the derived index: counts, and only the rows INDEX.md lists."""
+    ix.check(["signals", "cards", "recs", "events"])
+    hidden = ",".join("?" * len(model.HIDDEN_STATUSES))
+    rank = "ORDER BY score DESC, ts DESC, rid LIMIT ?"
+    top = ix.rows(f"SELECT rid FROM cards WHERE status IS NULL OR status NOT IN ({hidden}) {rank}",
+                  (*model.HIDDEN_STATUSES, TOP))
+    ready = ix.rows(f"SELECT rid FROM cards WHERE ready = 1 {rank}", (TOP,))
+    return {"cards": ix.scalar("SELECT count(*) FROM cards"),
+            "by_status": dict(ix.rows("SELECT status, count(*) FROM cards GROUP BY status")),
+            "top": catalog.views_of(ix, stores, top), "ready": catalog.views_of(ix, stores, ready),
+            "recs": catalog.rec_views(stores, stale_days, now),
+            "events": ix.lines("events"), "signals": ix.lines("signals"),
+            "recent": [f"- {ts[:16]} {label}: {what}" for ts, label, what in ix.recent()]}
 
 
 def render(stores: Stores, stale_days: float = 7) -> str:
     now = model.now()
-    counts = score.tally(stores.load("signals"))
-    cards = sorted(catalog.card_views(stores, counts), key=lambda v: (v["score"], v.get("ts", "")),
-                   reverse=True)
-    recs = catalog.rec_views(stores, stale_days, now, counts)
+    ix = storeindex.of_stores(stores)
+    facts = _facts(stores, now, stale_days) if ix is None else \
+        _indexed_facts(ix, stores, now, stale_days)
+    recs, by_status = facts["recs"], facts["by_status"]
     open_recs = sorted((r for r in recs if r["open"]),
                        key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"]))
-    by_status: dict = {}
-    for card in cards:
-        by_status[card["status"]] = by_status.get(card["status"], 0) + 1
     lines: List[str] = [
         f"# Self-learning memory: {stores.user}",
         "",
@@ -41,11 +69,11 @@ def render(stores: Stores, stale_days: float = 7) -> str:
     lines += [
         "## Counts",
         "",
-        f"- cards: {len(cards)}" + (" (" + ", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) + ")"
+        f"- cards: {facts['cards']}" + (" (" + ", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) + ")"
                                     if by_status else ""),
         f"- recommendations: {len(recs)} ({len(open_recs)} open, "
         f"{sum(1 for r in open_recs if r['stale'])} stale)",
-        f"- events: {len(stores.load('events'))}, signals: {len(stores.load('signals'))}",
+        f"- events: {facts['events']}, signals: {facts['signals']}",
         "",
         "## Open recommendations",
         "",
@@ -54,9 +82,9 @@ def render(stores: Stores, stale_days: float = 7) -> str:
               f"{', stale' if r['stale'] else ''})" for r in open_recs[:TOP]] or ["- none"]
     lines += ["", "## Top cards", "", "| score | id | title | status | scope |", "|---|---|---|---|---|"]
     lines += [f"| {c['score']} | `{c['id']}` | {_cell(c['title'])} | {c['status']} | {c['scope']} |"
-              for c in cards if c["status"] not in model.HIDDEN_STATUSES][:TOP]
+              for c in facts["top"]]
     lines += ["", "## Backport candidates", ""]
-    lines += [f"- `{c['id']}` {_cell(c['title'])}" for c in cards if c["backport_ready"]][:TOP] \
+    lines += [f"- `{c['id']}` {_cell(c['title'])}" for c in facts["ready"]] \
         or ["- none yet (portable, shareable, and used or accepted)"]
     from ..learning import proposals
     waiting = proposals.pending(stores.project)
@@ -64,7 +92,7 @@ def render(stores: Stores, stale_days: float = 7) -> str:
         lines += ["", "## Proposals waiting for a decision", ""]
         lines += [f"- `{p['id']}` [{p['kind']}] {_cell(p['title'])}" for p in waiting[:TOP]]
     lines += ["", "## Recent activity", ""]
-    lines += _recent(stores) or ["- nothing yet"]
+    lines += facts["recent"] or ["- nothing yet"]
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,7 @@ items plus where to see more); JSON holds everything.
 
 from typing import List, Optional, Sequence
 
-from . import catalog, score
+from . import catalog, score, storeindex
 from ..storage import model
 from ..storage.memory import Stores
 
@@ -16,11 +16,22 @@ EMPTY = "Nothing is recorded yet. After a task, record what you learned with `re
 
 def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str] = None,
                tag: Optional[str] = None, statuses: Sequence[str] = (), limit: int = 20) -> dict:
+    ix = storeindex.of_stores(stores)
+    if ix is not None:  # the derived index: only the cards shown are built
+        ix.check(["cards", "signals"])
+        order = catalog.order(ix, query, skill, tag, None, statuses)
+        items = catalog.views_of(ix, stores, order[:limit] if limit > 0 else order)
+        data = {"count": len(items), "total": len(order), "items": items}
+        return _message(data, ix.scalar("SELECT count(*) FROM cards") > 0, bool(order))
     views = catalog.card_views(stores)
     matched = catalog.rank([v for v in views if catalog.keep(v, skill, tag, None, statuses)], query)
     items = matched[:limit] if limit > 0 else matched
     data = {"count": len(items), "total": len(matched), "items": items}
-    if not views:
+    return _message(data, bool(views), bool(matched))
+
+
+def _message(data: dict, any_card: bool, matched: bool) -> dict:
+    if not any_card:
         data["message"] = EMPTY
     elif not matched:
         data["message"] = "No card matches these filters."
@@ -57,10 +68,17 @@ def _window_start(days: Optional[float], since: Optional[str], now: float) -> fl
 def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = None,
            scope: Optional[str] = None, skill: Optional[str] = None,
            statuses: Sequence[str] = (), query: Optional[str] = None,
-           stale_days: float = 7) -> dict:
-    """The dashboard: open recommendations, top cards, backport candidates, next actions."""
+           stale_days: float = 7, limit: Optional[int] = None) -> dict:
+    """The dashboard: open recommendations, top cards, backport candidates, next actions.
+
+    ``limit`` cuts the card lists (``totals`` keeps their lengths): text shows a few.
+    """
     now = model.now()
     start = _window_start(days, since, now)
+    ix = storeindex.of_stores(stores)
+    if ix is not None:
+        return _review_indexed(ix, stores, start, now, scope, skill, statuses, query,
+                               stale_days, limit)
     counts = score.tally(stores.load("signals"))
     cards = [v for v in catalog.card_views(stores, counts)
              if catalog.keep(v, skill, None, scope, statuses)]
@@ -72,19 +90,65 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
                        key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"],
                                       r["last_touch"]))
     candidates = [c for c in cards if c["backport_ready"]]
-    from ..learning import proposals, reinforce
+    mined = [c for c in cards if c["status"] == "candidate"]
+    from ..learning import reinforce
+    proposed = next((c["id"] for c in cards if c["status"] == "proposed"), None)
+    return _assemble(stores, start, now, _counts(stores, cards, recs, start), open_recs,
+                     [cards, candidates, mined], proposed, reinforce.effectiveness(stores.project),
+                     limit)
+
+
+def _assemble(stores: Stores, start: float, now: float, counts: dict, open_recs: List[dict],
+              lists: List[List[dict]], proposed: Optional[str], effectiveness: dict,
+              limit: Optional[int], totals: Optional[List[int]] = None) -> dict:
+    from ..learning import proposals
+    names = ("top_cards", "backport_candidates", "mined_candidates")
+    totals = [len(x) for x in lists] if totals is None else totals
     data = {
         "window": {"since": model.iso(start), "until": model.iso(now)},
-        "counts": _counts(stores, cards, recs, start),
+        "counts": counts,
         "open_recommendations": open_recs,
-        "top_cards": cards,
-        "backport_candidates": candidates,
-        "mined_candidates": [c for c in cards if c["status"] == "candidate"],
+        **{name: (rows if limit is None else rows[:limit]) for name, rows in zip(names, lists)},
+        "totals": dict(zip(names, totals)),
+        "first_proposed": proposed,
         "proposals": proposals.pending(stores.project),
-        "effectiveness": reinforce.effectiveness(stores.project),
+        "effectiveness": effectiveness,
     }
     data["next_actions"] = next_actions(data, stores)
     return data
+
+
+def _review_indexed(ix, stores: Stores, start: float, now: float, scope, skill, statuses, query,
+                    stale_days: float, limit: Optional[int]) -> dict:
+    """``review`` from the derived index: views only for the cards it lists."""
+    ix.check(["signals", "cards", "recs", "events", "surfacings"])
+    order = catalog.order(ix, query, skill, None, scope, statuses)
+    picks = [order, [o for o in order if o[3]], [o for o in order if o[2] == "candidate"]]
+    lists = [catalog.views_of(ix, stores, rows if limit is None else rows[:limit])
+             for rows in picks]
+    recs = [v for v in catalog.rec_views(stores, stale_days, now)
+            if catalog.keep(v, skill, None, scope, statuses)]
+    recs = catalog.rank(recs, query)
+    open_recs = sorted((r for r in recs if r["open"]),
+                       key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"],
+                                      r["last_touch"]))
+    first = next((o[0] for o in order if o[2] == "proposed"), None)
+    proposed = None if first is None else \
+        ix.scalar("SELECT id FROM cards WHERE rid=?", (first,))
+    since = model.iso(start)
+    counts = {"cards": len(order), "recommendations": len(recs),
+              "open_recommendations": sum(1 for r in recs if r["open"]),
+              "stale_recommendations": sum(1 for r in recs if r["stale"]),
+              "events_in_window": ix.since("events", since),
+              "card_versions_in_window": ix.since("cards", since),
+              "signals_in_window": ix.since("signals", since)}
+    from ..learning import reinforce
+    ev = ix.evidence(where="helped > 0 OR violated > 0")
+    facts = (lambda aid: ix.record("cards", aid), ev, ix.surfaced(ev), ix.lines("surfacings"),
+             ix.scalar("SELECT count(*) FROM surfaced"))
+    return _assemble(stores, start, now, counts, open_recs, lists, proposed,
+                     reinforce.effectiveness(stores.project, facts=facts), limit,
+                     [len(rows) for rows in picks])
 
 
 def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -> dict:
@@ -119,12 +183,12 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
         worst = data["effectiveness"]["keep_failing"][0]
         actions.append(f"{worst['id']} was surfaced and recurred {worst['violated']}x: rewrite it "
                        f"(`correct --lesson {worst['id']} --text …`) or reject it")
-    if data["mined_candidates"]:
-        actions.append(f"{len(data['mined_candidates'])} mined candidate(s): `promote --dry-run` "
-                       "shows which have earned acceptance")
-    proposed = [c for c in data["top_cards"] if c["status"] == "proposed"]
-    if proposed:
-        actions.append(f"accept or reject new cards, e.g. `aha-status --id {proposed[0]['id']} --status accepted`")
+    if data["totals"]["mined_candidates"]:
+        actions.append(f"{data['totals']['mined_candidates']} mined candidate(s): "
+                       "`promote --dry-run` shows which have earned acceptance")
+    if data["first_proposed"]:
+        actions.append(f"accept or reject new cards, e.g. `aha-status --id "
+                       f"{data['first_proposed']} --status accepted`")
     if stores.warnings:
         actions.append("some lines are unreadable: run `repair` then `repair --apply`")
     return actions or ["nothing needs attention"]

@@ -1,0 +1,648 @@
+"""The derived index of one store: ``<store>/index.sqlite3``, caught up from the JSONL files.
+
+Owns the fold of cards and recommendations (as ``store.fold``), signal tallies, lesson
+evidence, recommendation touches, per-second line stamps, INDEX.md's recent rows, surfacing
+counts, and each card's BM25 document and derived columns (score, backport readiness). The
+JSONL files stay the truth: the index records how far it read each file (device, inode, head
+bytes, offset) and reads only what was appended since; a file that shrank or changed identity,
+a corrupt or missing index, or another schema means a silent rebuild. Every change runs in one
+SQLite write transaction (WAL): readers see the index before or after it, never between, and
+two processes catching up leave the same rows. ``open`` returns None where ``sqlite3`` is
+missing or ``SELF_LEARNING_INDEX=off``: callers then read the JSONL in full, as before.
+Must not import catalog, review, advice or cli (they read through this).
+"""
+
+import heapq
+import os
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+try:
+    import sqlite3
+except ImportError:  # pragma: no cover - some minimal Python builds leave it out
+    sqlite3 = None
+
+from ..learning import lifecycle
+from ..storage import fastjson, model, paths, store
+from ..storage.record import dedup_key
+from . import score, search
+
+SCHEMA = 1
+FILE = "index.sqlite3"
+NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
+CHUNK = 8 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
+RECENT = 10              # INDEX.md's "Recent activity" rows kept per file
+LABELS = {"events": "event", "cards": "card", "recs": "rec", "signals": "signal"}
+TIMEOUT = 30.0           # seconds a writer waits for another one to finish its catch-up
+
+_TABLES = """
+CREATE TABLE files(name TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, offset INTEGER,
+                   lines INTEGER, records INTEGER, head BLOB, open_tail INTEGER);
+CREATE TABLE problems(name TEXT, line INTEGER, reason TEXT, raw BLOB);
+CREATE TABLE refused(name TEXT, message TEXT);
+CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, ts TEXT,
+                   status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
+                   tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doc TEXT, doclen REAL);
+CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
+CREATE INDEX cards_dkey ON cards(dkey);
+CREATE TABLE recs(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, dkey TEXT);
+CREATE INDEX recs_dkey ON recs(dkey);
+CREATE TABLE tally(target TEXT, what TEXT, n INTEGER, PRIMARY KEY(target, what)) WITHOUT ROWID;
+CREATE TABLE evidence(id TEXT PRIMARY KEY, used INTEGER, helped INTEGER, violated INTEGER,
+                      last TEXT, last_violation TEXT) WITHOUT ROWID;
+CREATE TABLE touched(id TEXT PRIMARY KEY, ts TEXT) WITHOUT ROWID;
+CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOUT ROWID;
+CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
+CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
+"""
+_DROP = ("files", "problems", "refused", "cards", "recs", "tally", "evidence", "touched",
+         "stamps", "recent", "surfaced")
+
+
+class Known:
+    """Existing cards and recommendations for ``record``, looked up in the index."""
+
+    def __init__(self, index: "Index"):
+        self.index = index
+
+    def get(self, name: str, rid: str) -> Optional[dict]:
+        return self.index.record(name, rid)
+
+    def by_key(self, name: str, key: str) -> Optional[dict]:
+        return self.index.by_key(name, key)
+
+
+class Rebuild(Exception):
+    """A source file no longer continues what the index read: start over."""
+
+
+def enabled() -> bool:
+    return sqlite3 is not None and sqlite3.sqlite_version_info >= (3, 24) and \
+        os.environ.get("SELF_LEARNING_INDEX", "").strip().lower() not in ("off", "0", "no")
+
+
+def of(memory) -> Optional["Index"]:
+    """The index of ``memory``'s store, opened once per command and caught up on each call
+    (so a command that wrote reads its own lines); None when the full read must serve."""
+    ix = memory.__dict__.get("_index")
+    if ix is None:
+        ix = open_index(memory)
+        memory.__dict__["_index"] = ix
+    elif ix.db is not None:
+        ix.refresh()
+    return ix
+
+
+def of_stores(stores) -> Optional["Index"]:
+    """The index when ``stores`` is the project store alone (merging a global one reads in full)."""
+    return None if stores.global_ is not None else of(stores.project)
+
+
+def path_of(memory) -> str:
+    return os.path.join(memory.root, FILE)
+
+
+def open_index(memory) -> Optional["Index"]:
+    """The store's index, caught up with its files; None without sqlite3 or a store folder."""
+    if not enabled() or not os.path.isdir(memory.root):
+        return None
+    try:
+        return Index(memory)
+    except sqlite3.DatabaseError:  # corrupt beyond what the first open noticed
+        _remove(path_of(memory))
+        return Index(memory)
+
+
+def _remove(db_path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(db_path + suffix)
+        except FileNotFoundError:
+            pass
+
+
+def _text(value, default: str = "") -> Optional[str]:
+    """A column value for a view field: the string itself, None for anything else."""
+    return value if isinstance(value, str) else None
+
+
+def public(record: dict) -> dict:
+    """A folded record without bookkeeping keys, with its defaults and origin (as list shows it)."""
+    out = {k: v for k, v in record.items() if not k.startswith("_")}
+    out.setdefault("status", "proposed")
+    out.setdefault("primary_skill", "unknown")
+    out.setdefault("scope", "project")
+    out["store"] = record.get("_store", "project")
+    out["created"] = record.get("_first_ts") or record.get("ts", "")
+    out["versions"] = record.get("_versions", 1)
+    return out
+
+
+def merge(prev: Optional[dict], record: dict) -> dict:
+    """``store.fold`` for one line: a later partial line updates only its keys."""
+    if prev is None:
+        merged = dict(record)
+        merged["_versions"] = 1
+        merged["_first_ts"] = record.get("ts", "")
+    else:
+        merged = {**prev, **record}
+        merged["_versions"] = prev["_versions"] + 1
+        merged["_first_ts"] = prev["_first_ts"]
+    return merged
+
+
+class Index:
+    """An open, caught-up index; reads run in one snapshot until ``close``."""
+
+    def __init__(self, memory):
+        self.memory = memory
+        self.path = path_of(memory)
+        self.db = self._connect()
+        try:
+            self._ensure_schema()
+            self.catch_up()
+        except Exception:
+            self.db.close()
+            raise
+        self.db.execute("BEGIN")  # one read snapshot for everything this command asks
+
+    # --- opening ---------------------------------------------------------------------------
+
+    def _connect(self):
+        db = sqlite3.connect(self.path, timeout=TIMEOUT, isolation_level=None)
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _ensure_schema(self) -> None:
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version == SCHEMA and self._intact():
+                return
+        except sqlite3.DatabaseError:
+            self.db.close()
+            _remove(self.path)
+            self.db = self._connect()
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError:  # another process holds it; it sets WAL too
+            pass
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA or not self._intact():
+                self._create()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def _intact(self) -> bool:
+        names = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return names.issuperset(_DROP)
+
+    def _create(self) -> None:
+        for table in _DROP:
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in _TABLES.split(";"):
+            if statement.strip():
+                self.db.execute(statement)
+        self.db.execute(f"PRAGMA user_version={SCHEMA}")
+
+    def close(self) -> None:
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error:
+            pass
+        self.db.close()
+        self.db = None
+
+    def refresh(self) -> None:
+        """Catch up with lines appended since this snapshot began, and start a new snapshot."""
+        self.db.execute("COMMIT")
+        self.catch_up()
+        self.db.execute("BEGIN")
+
+    # --- catching up -----------------------------------------------------------------------
+
+    def _stale(self) -> bool:
+        """Whether any file has bytes the index has not read (or is no longer what it read)."""
+        known = {r[0]: r[1:] for r in self.db.execute(
+            "SELECT name, dev, ino, offset FROM files")}
+        for name in NAMES:
+            st = _stat(self.memory.path(name))
+            row = known.get(name)
+            if st is None:
+                if row and row[2]:
+                    return True
+                continue
+            if row is None or (st.st_dev, st.st_ino) != row[:2] or st.st_size != row[2]:
+                return True
+        return False
+
+    def catch_up(self) -> None:
+        """Apply what was appended since the last catch-up; rebuild when a file was replaced."""
+        if not self._stale():
+            return
+        self.db.execute("BEGIN IMMEDIATE")  # one writer at a time; readers keep their snapshot
+        try:
+            try:
+                _Apply(self).run(rebuild=False)
+            except Rebuild:
+                for table in _DROP:
+                    self.db.execute(f"DELETE FROM {table}")
+                _Apply(self).run(rebuild=True)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def rebuild(self) -> None:
+        """Start over from the JSONL files (``repair`` calls this after it rewrites one)."""
+        self.db.execute("COMMIT")
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for table in _DROP:
+                self.db.execute(f"DELETE FROM {table}")
+            _Apply(self).run(rebuild=True)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("BEGIN")
+
+    # --- problems ----------------------------------------------------------------------------
+
+    def check(self, names: Iterable[str], wanted: Optional[Callable[[bytes], bool]] = None) -> None:
+        """What a full read of ``names`` would say: warnings for unreadable lines (those
+        ``wanted`` accepts), and the refusal of a record from a newer format."""
+        names = list(names)
+        marks = ",".join("?" * len(names))
+        for name, message in self.db.execute(
+                f"SELECT name, message FROM refused WHERE name IN ({marks})", names):
+            from ..storage.errors import SelfLearningError
+            raise SelfLearningError(message)
+        for name in names:
+            rows = self.db.execute("SELECT line, reason, raw FROM problems WHERE name=? "
+                                   "ORDER BY line", (name,)).fetchall()
+            tail = self._tail_problem(name)
+            for line, reason, raw in rows + ([tail] if tail else []):
+                if wanted is None or wanted(bytes(raw)):
+                    self.memory.warn(name, line, reason)
+
+    def _tail_problem(self, name: str):
+        """A last line without its newline that does not parse (a writer died mid-line)."""
+        row = self.db.execute("SELECT offset, lines FROM files WHERE name=?", (name,)).fetchone()
+        offset, lines = row if row else (0, 0)
+        try:
+            with open(self.memory.path(name), "rb") as fh:
+                fh.seek(offset)
+                rest = fh.read()
+        except FileNotFoundError:
+            return None
+        if not rest.strip() or b"\n" in rest:
+            return None
+        return lines + 1, "torn last line (no newline)", rest
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def _folded(self, data: str) -> dict:
+        record = fastjson.loads(data)
+        record["_store"] = self.memory.origin
+        return record
+
+    def record(self, kind: str, rid: str) -> Optional[dict]:
+        """The folded card (``kind`` cards) or recommendation (recs) with this id."""
+        row = self.db.execute(f"SELECT data FROM {kind} WHERE id=?", (rid,)).fetchone()
+        return self._folded(row[0]) if row else None
+
+    def by_key(self, kind: str, key: str) -> Optional[dict]:
+        """The record ``record.dedup_key`` maps ``key`` to (the last in fold order)."""
+        row = self.db.execute(f"SELECT data FROM {kind} WHERE dkey=? ORDER BY rid DESC LIMIT 1",
+                              (key,)).fetchone()
+        return self._folded(row[0]) if row else None
+
+    def records(self, kind: str, where: str = "", params=(), order: str = "rid",
+                limit: int = -1) -> List[dict]:
+        sql = f"SELECT data FROM {kind}" + (f" WHERE {where}" if where else "") + \
+            f" ORDER BY {order} LIMIT ?"
+        return [self._folded(r[0]) for r in self.db.execute(sql, (*params, limit))]
+
+    def scalar(self, sql: str, params=()):
+        return self.db.execute(sql, params).fetchone()[0]
+
+    def rows(self, sql: str, params=()) -> list:
+        return self.db.execute(sql, params).fetchall()
+
+    def lines(self, name: str) -> int:
+        """How many readable records the file holds (what ``len(load(name))`` says)."""
+        row = self.db.execute("SELECT records FROM files WHERE name=?", (name,)).fetchone()
+        return row[0] if row else 0
+
+    def since(self, name: str, stamp: str) -> int:
+        """Records of ``name`` whose ``str(ts)`` is at or after ``stamp``."""
+        return self.scalar("SELECT coalesce(sum(n), 0) FROM stamps WHERE name=? AND ts>=?",
+                           (name, stamp))
+
+    def recent(self) -> List[Tuple[str, str, str]]:
+        """INDEX.md's latest rows over events, cards, recs and signals, newest first."""
+        rows = [(ts, LABELS[name], what) for name, ts, what in
+                self.db.execute("SELECT name, ts, what FROM recent")]
+        return heapq.nlargest(RECENT, rows)
+
+    def tallies(self, ids: Iterable[str]) -> Dict[str, Dict[str, int]]:
+        """``score.tally`` restricted to ``ids``."""
+        out: Dict[str, Dict[str, int]] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            marks = ",".join("?" * len(chunk))
+            for target, what, n in self.db.execute(
+                    f"SELECT target, what, n FROM tally WHERE target IN ({marks})", chunk):
+                out.setdefault(target, {})[what] = n
+        return out
+
+    def evidence(self, ids: Optional[Iterable[str]] = None,
+                 where: str = "") -> Dict[str, lifecycle.Evidence]:
+        """``lifecycle.evidence`` for ``ids`` (or the rows ``where`` selects)."""
+        sql = "SELECT id, used, helped, violated, last, last_violation FROM evidence"
+        batches = [(sql + (f" WHERE {where}" if where else ""), ())] if ids is None else [
+            (sql + f" WHERE id IN ({','.join('?' * len(c))})", c)
+            for c in _chunks(list(dict.fromkeys(ids)))]
+        out: Dict[str, lifecycle.Evidence] = {}
+        for query, params in batches:
+            for rid, used, helped, violated, last, last_violation in self.db.execute(query, params):
+                ev = out[rid] = lifecycle.Evidence()
+                ev.used, ev.helped, ev.violated = used, helped, violated
+                ev.last, ev.last_violation = last, last_violation
+        return out
+
+    def touched(self) -> Dict[str, str]:
+        return dict(self.db.execute("SELECT id, ts FROM touched"))
+
+    def surfaced(self, ids: Iterable[str]) -> Dict[str, int]:
+        out: Dict[str, int] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            marks = ",".join("?" * len(chunk))
+            out.update(self.db.execute(f"SELECT id, n FROM surfaced WHERE id IN ({marks})", chunk))
+        return out
+
+    def docs(self, rids: List[int]) -> Dict[int, Dict[str, float]]:
+        """Each card's weighted term frequencies (``search.document``)."""
+        out: Dict[int, Dict[str, float]] = {}
+        for chunk in _chunks(rids):
+            marks = ",".join("?" * len(chunk))
+            for rid, doc in self.db.execute(f"SELECT rid, doc FROM cards WHERE rid IN ({marks})",
+                                            chunk):
+                out[rid] = fastjson.loads(doc)
+        return out
+
+
+def _chunks(items: list, size: int = 500):
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _stat(path: str):
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _view_columns(card: dict) -> tuple:
+    """The columns ``catalog.keep`` and ``advice`` filter on, from a folded card."""
+    view_status = card.get("status", "proposed")
+    tags = card.get("tags")
+    return (str(card.get("ts", "")), _text(view_status), _text(card.get("primary_skill", "unknown")),
+            _text(card.get("scope", "project")), _text(card.get("status", "proposed")),
+            _text(card.get("origin", "agent")),
+            fastjson.dumps(tags) if isinstance(tags, list) else None)
+
+
+class _Apply:
+    """One catch-up (or rebuild) inside the caller's write transaction."""
+
+    def __init__(self, index: Index):
+        self.ix, self.db, self.memory = index, index.db, index.memory
+        self.dirty_cards: set = set()   # ids whose score or readiness may have changed
+
+    def run(self, rebuild: bool) -> None:
+        for name in NAMES:
+            self._file(name, rebuild)
+        self._rescore()
+        self._trim_recent()
+
+    # --- one file ------------------------------------------------------------------------------
+
+    def _file(self, name: str, rebuild: bool) -> None:
+        path = self.memory.path(name)
+        row = None if rebuild else self.db.execute(
+            "SELECT dev, ino, offset, lines, records, head, open_tail FROM files WHERE name=?",
+            (name,)).fetchone()
+        try:
+            fh = open(path, "rb")
+        except FileNotFoundError:
+            if row and row[2]:
+                raise Rebuild(f"{name} is gone")
+            return
+        with fh:
+            st = os.fstat(fh.fileno())
+            dev, ino, offset, lines, records, head, open_tail = row or (
+                st.st_dev, st.st_ino, 0, 0, 0, b"", 0)
+            if (dev, ino) != (st.st_dev, st.st_ino) or st.st_size < offset or \
+                    (head and fh.read(len(head)) != bytes(head)):
+                raise Rebuild(f"{name} was replaced or rewritten")
+            fh.seek(offset)
+            if open_tail:  # the last line had no newline when read: it must end now
+                first = fh.read(1)
+                if first not in (b"", b"\n"):
+                    raise Rebuild(f"{name}: a line read without its newline grew")
+                offset += len(first)
+                open_tail = 0 if first else 1
+            carry = b""
+            while True:
+                data = fh.read(CHUNK)
+                if not data:
+                    break
+                data = carry + data
+                cut = data.rfind(b"\n") + 1
+                lines, records = self._lines(name, data[:cut], lines, records)
+                offset += cut
+                carry = data[cut:]
+            if carry.strip():  # a last line without its newline counts when it parses
+                record, reason = store.parse_line(carry, True)
+                if not reason and isinstance(record, dict):
+                    lines, records = self._lines(name, carry + b"\n", lines, records)
+                    offset += len(carry)
+                    open_tail = 1
+            if len(head) < 64:
+                fh.seek(0)
+                head = fh.read(min(64, offset))
+        self.db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                        (name, st.st_dev, st.st_ino, offset, lines, records, head, open_tail))
+
+    def _lines(self, name: str, data: bytes, lines: int, records: int):
+        """Parse whole lines (``data`` ends with a newline), apply them; new counters."""
+        parsed, problems = [], []
+        where = self.memory.path(name)
+        import gc
+        collecting = gc.isenabled()
+        gc.disable()  # many fresh dicts would trigger full collections
+        try:
+            for raw in data.split(b"\n")[:-1]:
+                lines += 1
+                if not raw.strip():
+                    continue
+                record, reason = store.parse_line(raw, False)
+                if reason:
+                    problems.append((name, lines, reason, raw))
+                    continue
+                try:
+                    model.upgrade(record, where)
+                except Exception as exc:  # a newer format: every read of this file refuses
+                    self.db.execute("INSERT INTO refused VALUES (?,?)", (name, str(exc)))
+                    continue
+                parsed.append((lines, record))
+            records += len(parsed)
+            if problems:
+                self.db.executemany("INSERT INTO problems VALUES (?,?,?,?)", problems)
+            self._apply(name, parsed)
+        finally:
+            if collecting:
+                gc.enable()
+        return lines, records
+
+    def _apply(self, name: str, parsed: List[Tuple[int, dict]]) -> None:
+        records = [r for _, r in parsed]
+        self._stamps(name, records)
+        if name in LABELS:
+            self._recent(name, records)
+        if name == "signals":
+            self._signals(records)
+        elif name in ("cards", "recs"):
+            self._fold(name, records)
+        elif name == "surfacings":
+            self._surfacings(records)
+
+    # --- per kind --------------------------------------------------------------------------------
+
+    def _stamps(self, name: str, records: List[dict]) -> None:
+        counts: Dict[str, int] = {}
+        for r in records:
+            ts = str(r.get("ts", ""))
+            counts[ts] = counts.get(ts, 0) + 1
+        self.db.executemany("INSERT INTO stamps VALUES (?,?,?) ON CONFLICT(name, ts) "
+                            "DO UPDATE SET n = n + excluded.n",
+                            [(name, ts, n) for ts, n in counts.items()])
+
+    def _recent(self, name: str, records: List[dict]) -> None:
+        def rows():
+            for r in records:
+                what = r.get("title") or r.get("task_summary") or \
+                    f"{r.get('kind', '')} {r.get('aha_id') or r.get('rec_id') or ''}".strip()
+                yield str(r.get("ts", "")), cell(what)
+        self.db.executemany("INSERT INTO recent VALUES (?,?,?)",
+                            [(name, ts, what) for ts, what in heapq.nlargest(RECENT, rows())])
+
+    def _trim_recent(self) -> None:
+        for name in LABELS:
+            self.db.execute("DELETE FROM recent WHERE name=? AND rowid NOT IN (SELECT rowid FROM "
+                            "recent WHERE name=? ORDER BY ts DESC, what DESC LIMIT ?)",
+                            (name, name, RECENT))
+
+    def _signals(self, records: List[dict]) -> None:
+        counts: Dict[Tuple[str, str], int] = {}
+        for (target, slot) in _tally_keys(records):
+            counts[(target, slot)] = counts.get((target, slot), 0) + 1
+        self.db.executemany("INSERT INTO tally VALUES (?,?,?) ON CONFLICT(target, what) "
+                            "DO UPDATE SET n = n + excluded.n",
+                            [(t, w, n) for (t, w), n in counts.items()])
+        self.dirty_cards.update(t for t, _ in counts)
+        ev = lifecycle.evidence(records)
+        self.db.executemany(
+            "INSERT INTO evidence VALUES (?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+            "used = used + excluded.used, helped = helped + excluded.helped, "
+            "violated = violated + excluded.violated, last = max(last, excluded.last), "
+            "last_violation = max(last_violation, excluded.last_violation)",
+            [(i, e.used, e.helped, e.violated, e.last, e.last_violation) for i, e in ev.items()])
+        touched: Dict[str, str] = {}
+        for s in records:
+            rid = s.get("rec_id")
+            if isinstance(rid, str) and s.get("kind") != "rec_reinforced":
+                touched[rid] = max(touched.get(rid, ""), str(s.get("ts", "")))
+        self.db.executemany("INSERT INTO touched VALUES (?,?) ON CONFLICT(id) "
+                            "DO UPDATE SET ts = max(ts, excluded.ts)", list(touched.items()))
+
+    def _surfacings(self, records: List[dict]) -> None:
+        counts: Dict[str, int] = {}
+        for srf in records:
+            for aid in srf.get("lesson_ids") or []:
+                counts[aid] = counts.get(aid, 0) + 1
+        self.db.executemany("INSERT INTO surfaced VALUES (?,?) ON CONFLICT(id) "
+                            "DO UPDATE SET n = n + excluded.n",
+                            [(k, n) for k, n in counts.items() if isinstance(k, str)])
+
+    def _fold(self, name: str, records: List[dict]) -> None:
+        pending: Dict[str, Optional[dict]] = {}
+        for record in records:
+            rid = record.get("id")
+            if not isinstance(rid, str) or not rid:
+                continue
+            if rid not in pending:
+                row = self.db.execute(f"SELECT data FROM {name} WHERE id=?", (rid,)).fetchone()
+                pending[rid] = fastjson.loads(row[0]) if row else None
+            pending[rid] = merge(pending[rid], record)
+        if name == "recs":
+            for rid, rec in pending.items():
+                self._upsert("recs", rid, {"data": fastjson.dumps(rec), "dkey": dedup_key(rec)})
+            return
+        counts = self.ix.tallies(pending)
+        for rid, card in pending.items():
+            self._upsert("cards", rid, self._card_columns(card, counts.get(rid, {})))
+        self.dirty_cards.difference_update(pending)
+
+    def _card_columns(self, card: dict, counts: Dict[str, int]) -> dict:
+        ts, status, skill, scope, raw_status, origin, tags = _view_columns(card)
+        view = public(card)
+        doc = search.document(card)
+        return {"data": fastjson.dumps(card), "ts": ts, "status": status, "skill": skill,
+                "scope": scope, "raw_status": raw_status, "origin": origin, "tags": tags,
+                "dkey": dedup_key(card), "score": score.score(view, counts)[0],
+                "ready": int(score.backport_ready(view, counts)),
+                "doc": fastjson.dumps(doc), "doclen": sum(doc.values())}
+
+    def _upsert(self, table: str, rid: str, columns: dict) -> None:
+        names = list(columns)
+        sets = ", ".join(f"{n}=?" for n in names)
+        values = [columns[n] for n in names]
+        cursor = self.db.execute(f"UPDATE {table} SET {sets} WHERE id=?", (*values, rid))
+        if cursor.rowcount == 0:
+            self.db.execute(f"INSERT INTO {table}(id, {', '.join(names)}) VALUES "
+                            f"(?{', ?' * len(names)})", (rid, *values))
+
+    def _rescore(self) -> None:
+        """Cards whose signals changed without a new version of the card itself."""
+        ids = list(self.dirty_cards)
+        counts = self.ix.tallies(ids)
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for rid, data in self.db.execute(
+                    f"SELECT id, data FROM cards WHERE id IN ({marks})", chunk).fetchall():
+                view = public(fastjson.loads(data))
+                mine = counts.get(rid, {})
+                self.db.execute("UPDATE cards SET score=?, ready=? WHERE id=?",
+                                (score.score(view, mine)[0], int(score.backport_ready(view, mine)),
+                                 rid))
+
+
+def _tally_keys(records: List[dict]):
+    """``(target, what)`` per signal, as ``score.tally`` counts them."""
+    for signal in records:
+        kind = signal.get("kind")
+        if not isinstance(kind, str) or "_" not in kind:
+            continue
+        prefix, what = kind.split("_", 1)
+        target = signal.get("aha_id") if prefix == "aha" else signal.get("rec_id")
+        if isinstance(target, str):
+            yield target, what
+
+
+def cell(text) -> str:
+    """A table cell of INDEX.md: one line, pipes escaped, at most 120 characters."""
+    return str(text or "").replace("|", "\\|").replace("\n", " ")[:120]
