@@ -18,7 +18,7 @@ def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str]
                tag: Optional[str] = None, statuses: Sequence[str] = (), limit: int = 20) -> dict:
     ix = storeindex.of_stores(stores)
     if ix is not None:  # the derived index: only the cards shown are built
-        ix.check(["cards", "signals"])
+        ix.check(["signals", "cards"])
         order = catalog.order(ix, query, skill, tag, None, statuses)
         items = catalog.views_of(ix, stores, order[:limit] if limit > 0 else order)
         data = {"count": len(items), "total": len(order), "items": items}

@@ -36,7 +36,7 @@ TIMEOUT = 30.0           # seconds a writer waits for another one to finish its 
 
 _TABLES = """
 CREATE TABLE files(name TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, offset INTEGER,
-                   lines INTEGER, records INTEGER, head BLOB, open_tail INTEGER);
+                   lines INTEGER, records INTEGER, head BLOB, open_tail INTEGER, mtime INTEGER);
 CREATE TABLE problems(name TEXT, line INTEGER, reason TEXT, raw BLOB);
 CREATE TABLE refused(name TEXT, message TEXT);
 CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, ts TEXT,
@@ -225,7 +225,7 @@ class Index:
     def _stale(self) -> bool:
         """Whether any file has bytes the index has not read (or is no longer what it read)."""
         known = {r[0]: r[1:] for r in self.db.execute(
-            "SELECT name, dev, ino, offset FROM files")}
+            "SELECT name, dev, ino, offset, mtime FROM files")}
         for name in NAMES:
             st = _stat(self.memory.path(name))
             row = known.get(name)
@@ -233,7 +233,8 @@ class Index:
                 if row and row[2]:
                     return True
                 continue
-            if row is None or (st.st_dev, st.st_ino) != row[:2] or st.st_size != row[2]:
+            if row is None or (st.st_dev, st.st_ino) != row[:2] or st.st_size != row[2] \
+                    or st.st_mtime_ns != row[3]:
                 return True
         return False
 
@@ -433,8 +434,8 @@ class _Apply:
     def _file(self, name: str, rebuild: bool) -> None:
         path = self.memory.path(name)
         row = None if rebuild else self.db.execute(
-            "SELECT dev, ino, offset, lines, records, head, open_tail FROM files WHERE name=?",
-            (name,)).fetchone()
+            "SELECT dev, ino, offset, lines, records, head, open_tail, mtime FROM files "
+            "WHERE name=?", (name,)).fetchone()
         try:
             fh = open(path, "rb")
         except FileNotFoundError:
@@ -443,10 +444,11 @@ class _Apply:
             return
         with fh:
             st = os.fstat(fh.fileno())
-            dev, ino, offset, lines, records, head, open_tail = row or (
-                st.st_dev, st.st_ino, 0, 0, 0, b"", 0)
+            dev, ino, offset, lines, records, head, open_tail, mtime = row or (
+                st.st_dev, st.st_ino, 0, 0, 0, b"", 0, -1)
             if (dev, ino) != (st.st_dev, st.st_ino) or st.st_size < offset or \
-                    (head and fh.read(len(head)) != bytes(head)):
+                    (head and fh.read(len(head)) != bytes(head)) or \
+                    (st.st_size == offset and mtime not in (-1, st.st_mtime_ns)):
                 raise Rebuild(f"{name} was replaced or rewritten")
             fh.seek(offset)
             if open_tail:  # the last line had no newline when read: it must end now
@@ -474,8 +476,11 @@ class _Apply:
             if len(head) < 64:
                 fh.seek(0)
                 head = fh.read(min(64, offset))
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                        (name, st.st_dev, st.st_ino, offset, lines, records, head, open_tail))
+            after = os.fstat(fh.fileno())  # the time stamp of exactly what was read, if known
+            mtime = after.st_mtime_ns if after.st_size == offset else -1
+        self.db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
+                        (name, st.st_dev, st.st_ino, offset, lines, records, head, open_tail,
+                         mtime))
 
     def _lines(self, name: str, data: bytes, lines: int, records: int):
         """Parse whole lines (``data`` ends with a newline), apply them; new counters."""

@@ -1,0 +1,216 @@
+"""The derived index (index.sqlite3) answers exactly what a fresh full read of the JSONL does.
+
+Random stores are written as JSONL (several versions per id, signals of every kind, bad and
+blank lines), then list, review, INDEX.md and advice are computed twice: through the index
+(caught up in one go, or in two steps around an append) and with ``SELF_LEARNING_INDEX=off``.
+Then each rebuild trigger, and two processes catching up at once.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from selflearn.storage import model, paths
+from selflearn.storage.memory import Memory, Stores
+from selflearn.surfacing import advice, index, review, storeindex
+
+NOW = "2026-03-01T12:00:00Z"
+WORDS = ("pytest", "cache", "docker", "npm", "SessionStart", "read-only", "checkout", "flaky",
+         "timeout", "lockfile", "src/app_cache.py", "CI", "the", "fixture", "retry", "x")
+STAMPS = st.sampled_from(["2026-01-05T10:00:00Z", "2026-02-20T08:30:00Z", "2026-02-27T23:59:59Z",
+                          "2026-03-01T11:00:00Z", "2025-11-01T00:00:00Z", "2026-02-27"])
+TEXT = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
+CARD = st.fixed_dictionaries({
+    "id": st.sampled_from([f"aha_{i}" for i in range(8)]), "ts": STAMPS, "v": st.just(1),
+    "title": TEXT,
+}, optional={
+    "when_to_use": TEXT, "problem": TEXT,
+    "solution_steps": st.lists(TEXT, max_size=3), "tags": st.lists(st.sampled_from(WORDS), max_size=3),
+    "status": st.sampled_from(model.CARD_STATUSES), "origin": st.sampled_from(model.ORIGINS),
+    "scope": st.sampled_from(model.SCOPES), "shareable": st.booleans(),
+    "primary_skill": st.sampled_from(["unknown", "python-testing", "docker"]),
+    "confidence": st.floats(0, 1), "last_seen": STAMPS, "key": st.sampled_from(["k1", "k2"]),
+})
+REC = st.fixed_dictionaries({
+    "id": st.sampled_from([f"rec_{i}" for i in range(3)]), "ts": STAMPS, "v": st.just(1),
+    "title": TEXT, "status": st.sampled_from(model.REC_STATUSES),
+}, optional={"priority": st.sampled_from(model.PRIORITIES), "scope": st.sampled_from(model.SCOPES)})
+SIGNAL = st.fixed_dictionaries({
+    "id": st.just("sig"), "ts": STAMPS, "v": st.just(1),
+    "kind": st.sampled_from(model.SIGNAL_KINDS),
+}, optional={"aha_id": st.sampled_from([f"aha_{i}" for i in range(9)]),
+             "rec_id": st.sampled_from([f"rec_{i}" for i in range(3)])})
+EVENT = st.fixed_dictionaries({"id": st.just("evt"), "ts": STAMPS, "task_summary": TEXT})
+SURFACING = st.fixed_dictionaries({"id": st.just("srf"), "ts": STAMPS, "lesson_ids": st.lists(
+    st.sampled_from([f"aha_{i}" for i in range(8)]), max_size=3)})
+JUNK = st.sampled_from([b"{not json", b"", b"[1, 2]", b"   "])
+STORES = st.fixed_dictionaries({
+    "cards": st.lists(st.one_of(CARD, JUNK), max_size=14),
+    "recs": st.lists(REC, max_size=4),
+    "signals": st.lists(st.one_of(SIGNAL, JUNK), max_size=25),
+    "events": st.lists(EVENT, max_size=4),
+    "surfacings": st.lists(SURFACING, max_size=3),
+})
+QUERIES = st.sampled_from([None, "pytest cache", "session start", "docker flaky timeout", "zzz",
+                           "read-only checkout CI fixture"])
+
+
+def _write(store_dir, files: dict, part: slice) -> None:
+    os.makedirs(store_dir, exist_ok=True)
+    for name, rows in files.items():
+        with open(os.path.join(store_dir, paths.FILES[name]), "ab") as fh:
+            for row in rows[part]:
+                fh.write((row if isinstance(row, bytes) else json.dumps(row).encode()) + b"\n")
+
+
+def _answers(store_dir: str, query, status) -> dict:
+    """Everything the index serves, computed on fresh objects."""
+    stores = Stores(Memory(store_dir), "tester")
+    statuses = [status] if status else []
+    listing = review.list_cards(stores, query=query, statuses=statuses, limit=3)
+    everything = review.list_cards(Stores(Memory(store_dir), "tester"), query=query, limit=0)
+    dash = review.review(Stores(Memory(store_dir), "tester"), query=query, limit=2)
+    text = index.render(Stores(Memory(store_dir), "tester"))
+    memory = Memory(store_dir)
+    hints = advice.advise(memory, store_dir, query, 900)
+    return {"list": listing, "all": everything, "review": dash, "index": text,
+            "advice": hints, "warnings": stores.warnings}
+
+
+def _compare(store_dir, query, status, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_INDEX", "off")
+    expected = _answers(store_dir, query, status)
+    monkeypatch.delenv("SELF_LEARNING_INDEX")
+    got = _answers(store_dir, query, status)
+    assert got == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=STORES, query=QUERIES, status=st.sampled_from([None, "accepted", "retired"]),
+       split=st.integers(0, 14))
+def test_index_answers_equal_a_fresh_fold(files, query, status, split, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    store_dir = str(tmp_path_factory.mktemp("store"))
+    _write(store_dir, files, slice(0, split))
+    _compare(store_dir, query, status, monkeypatch)  # builds the index from the first part
+    _write(store_dir, files, slice(split, None))
+    _compare(store_dir, query, status, monkeypatch)  # catches up with the rest
+
+
+def _card(cid: str, title: str, ts: str = "2026-02-01T00:00:00Z", **extra) -> dict:
+    return {"v": 1, "id": cid, "ts": ts, "title": title, **extra}
+
+
+def _titles(store_dir: str, query="pytest") -> list:
+    data = review.list_cards(Stores(Memory(store_dir), "tester"), query=query, limit=0)
+    return [item["title"] for item in data["items"]]
+
+
+@pytest.fixture
+def filled(tmp_path, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    store_dir = str(tmp_path / "store")
+    _write(store_dir, {"cards": [_card("aha_1", "pytest cache"), _card("aha_2", "pytest docker")]},
+           slice(None))
+    assert _titles(store_dir) == ["pytest cache", "pytest docker"]
+    return store_dir
+
+
+def _cards_path(store_dir: str) -> str:
+    return os.path.join(store_dir, "aha_cards.jsonl")
+
+
+def test_a_rewritten_file_rebuilds_the_index(filled):
+    with open(_cards_path(filled), "w") as fh:  # same size class, new content, new inode
+        fh.write(json.dumps(_card("aha_3", "pytest only")) + "\n")
+    assert _titles(filled) == ["pytest only"]
+
+
+def test_a_file_that_shrank_in_place_rebuilds_the_index(filled):
+    with open(_cards_path(filled), "r+b") as fh:
+        first = fh.readline()
+        fh.seek(0)
+        fh.truncate()
+        fh.write(first)
+    assert _titles(filled) == ["pytest cache"]
+
+
+def test_a_file_edited_in_place_at_the_same_size_rebuilds_the_index(filled):
+    with open(_cards_path(filled), "r+b") as fh:
+        data = fh.read()
+        fh.seek(0)
+        fh.write(data.replace(b"pytest cache", b"pytest CACHE"))
+    assert _titles(filled) == ["pytest CACHE", "pytest docker"]
+
+
+def test_a_deleted_or_corrupt_index_is_rebuilt_silently(filled):
+    db = os.path.join(filled, storeindex.FILE)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    with open(db, "wb") as fh:
+        fh.write(b"this is not a database" * 100)
+    assert _titles(filled) == ["pytest cache", "pytest docker"]
+    os.unlink(db)
+    assert _titles(filled) == ["pytest cache", "pytest docker"]
+
+
+def test_an_index_of_another_schema_is_rebuilt(filled):
+    import sqlite3
+    db = sqlite3.connect(os.path.join(filled, storeindex.FILE))
+    db.execute(f"PRAGMA user_version={storeindex.SCHEMA + 1}")
+    db.execute("DELETE FROM cards")
+    db.commit()
+    db.close()
+    assert _titles(filled) == ["pytest cache", "pytest docker"]
+
+
+def test_a_line_without_newline_counts_once_and_a_torn_one_warns(filled):
+    with open(_cards_path(filled), "ab") as fh:
+        fh.write(json.dumps(_card("aha_4", "pytest tail")).encode())  # no newline yet
+    assert "pytest tail" in _titles(filled)
+    from selflearn.storage import store
+    store.append(_cards_path(filled), [_card("aha_5", "pytest later")])
+    assert sorted(_titles(filled)) == ["pytest cache", "pytest docker", "pytest later",
+                                       "pytest tail"]
+    with open(_cards_path(filled), "ab") as fh:
+        fh.write(b'{"id": "aha_6", "tit')
+    stores = Stores(Memory(filled), "tester")
+    review.list_cards(stores, query="pytest")
+    assert len(stores.warnings) == 1 and "torn last line (no newline)" in stores.warnings[0]
+
+
+def test_without_sqlite_the_full_read_serves(filled, monkeypatch):
+    monkeypatch.setattr(storeindex, "sqlite3", None)
+    assert storeindex.open_index(Memory(filled)) is None
+    assert _titles(filled) == ["pytest cache", "pytest docker"]
+
+
+CATCH_UP = """
+import sys
+sys.path.insert(0, {scripts!r})
+from selflearn.storage.memory import Memory
+from selflearn.surfacing import storeindex
+ix = storeindex.open_index(Memory({store!r}))
+print(ix.scalar("SELECT count(*) FROM cards"), ix.lines("signals"))
+"""
+
+
+def test_two_processes_catching_up_at_once_build_the_same_index(tmp_path):
+    store_dir = str(tmp_path / "store")
+    cards = [_card(f"aha_{i}", f"pytest card {i}") for i in range(300)]
+    signals = [{"v": 1, "id": f"sig_{i}", "ts": NOW, "kind": "aha_used", "aha_id": f"aha_{i % 300}"}
+               for i in range(3000)]
+    _write(store_dir, {"cards": cards, "signals": signals}, slice(None))
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+    code = CATCH_UP.format(scripts=scripts, store=store_dir)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=60)[0] for p in procs]
+    assert outs == ["300 3000\n"] * 3
+    ix = storeindex.open_index(Memory(store_dir))
+    assert ix.rows("SELECT target, n FROM tally WHERE target='aha_7'") == [("aha_7", 10)]
