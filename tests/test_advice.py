@@ -339,9 +339,16 @@ def test_signals_of_other_kinds_are_never_parsed(run, monkeypatch):
     assert sorted(r["kind"] for r in got) == ["aha_helped", "aha_observed", "aha_used",
                                               "aha_violated"]
     parsed.clear()
+    monkeypatch.setenv("SELF_LEARNING_INDEX", "off")  # the full read filters bytes too
     data = advice.advise(_store_memory(), os.environ["SELF_LEARNING_REPO_ROOT"])
     assert {i["id"]: i["violations"] for i in data["items"]} == {"aha_a": 0, "aha_b": 1}
     assert parsed and not any("aha_recalled" in t for t in parsed)  # the hook's path too
+    monkeypatch.delenv("SELF_LEARNING_INDEX")
+    advice.advise(_store_memory(), os.environ["SELF_LEARNING_REPO_ROOT"])  # builds the index
+    parsed.clear()
+    again = advice.advise(_store_memory(), os.environ["SELF_LEARNING_REPO_ROOT"])
+    assert again["items"] == data["items"]
+    assert not any('"kind"' in t for t in parsed)  # the index reads no signal line again
 
 
 def test_bad_evidence_lines_are_warnings_other_bad_lines_unread(run):

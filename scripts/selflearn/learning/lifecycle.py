@@ -88,7 +88,12 @@ def last_evidence(card: dict, ev: Optional[Evidence]) -> str:
 
 def confidence(card: dict, ev: Optional[Evidence], now: float) -> float:
     """Base, then uses and outcomes with diminishing returns, then idle decay."""
-    c = base_confidence(card)
+    return confidence_at(base_confidence(card), ev, last_evidence(card, ev), now)
+
+
+def confidence_at(base: float, ev: Optional[Evidence], last: str, now: float) -> float:
+    """``confidence`` from its parts: the base, the evidence and the last evidence time."""
+    c = base
     if ev is not None:
         for _ in range(ev.used):
             c += USE_GAIN * (1 - c)
@@ -96,7 +101,8 @@ def confidence(card: dict, ev: Optional[Evidence], now: float) -> float:
             c += HELP_GAIN * (1 - c)
         for _ in range(ev.violated):
             c -= VIOLATION_LOSS * c
-    weeks = int(_idle_days(card, ev, now) // 7)
+    stamp = model.parse_ts(last)
+    weeks = int((max(0.0, (now - stamp) / DAY) if stamp else 0.0) // 7)
     return round(max(0.0, min(1.0, c - DECAY_PER_WEEK * weeks)), 3)
 
 

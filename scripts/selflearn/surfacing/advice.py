@@ -60,11 +60,13 @@ class Ranked:
     """One card that cleared the floors, with the numbers behind its rank."""
 
     __slots__ = ("card", "relevance", "confidence", "recency", "violations", "last_violation",
-                 "priority")
+                 "priority", "least", "source")
 
     def __init__(self, card: dict, relevance: float, confidence: float, recency: float,
-                 violations: int, last_violation: str):
+                 violations: int, last_violation: str, least: int = 0, source=None):
         self.card, self.relevance, self.confidence = card, relevance, confidence
+        self.least, self.source = least, source  # from the index: a lower bound of the item's
+        # length, and how to read the whole card (``card`` holds its id and status until then)
         self.recency, self.violations, self.last_violation = recency, violations, last_violation
         weight = STATUS_WEIGHT[card.get("status", "proposed")]
         self.priority = round(relevance * confidence * recency * weight
@@ -148,6 +150,10 @@ def _eligible(card: dict) -> bool:
 
 def rank(memory, query: Optional[str], now: float) -> List[Ranked]:
     """Every card that clears the floors, best first (ties by id)."""
+    from . import storeindex
+    ix = storeindex.of(memory)
+    if ix is not None:
+        return _rank_indexed(ix, query, now)
     pool = [c for c in memory.folded("cards").values() if _eligible(c)]
     ev = lifecycle.evidence(evidence_signals(memory))
     rels = relevance(query, pool) if query else [1.0] * len(pool)
@@ -168,6 +174,156 @@ def rank(memory, query: Optional[str], now: float) -> List[Ranked]:
         out.append(Ranked(card, rel, conf, round(recency, 4), violations,
                           e.last_violation if e is not None else ""))
     out.sort(key=lambda r: (-r.priority, r.card["id"]))
+    return out
+
+
+def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
+    """``rank`` from the derived index: the pool's statistics come precomputed, and only
+    cards that can clear the floors are read (with a query: those naming a query term;
+    without: those whose last evidence is recent enough for MIN_CONFIDENCE, or violated)."""
+    ix.check(["cards"])
+    ix.check(["signals"], _EVIDENCE_LINE.search)
+    terms = list(dict.fromkeys(search.tokenize(query))) if query else []
+    if query and not terms:
+        return []
+    fields = "".join(f", json_extract(c.doc, '$.\"{t}\"')" for t in terms)
+    where, params = ["c.pool = 1"], []
+    if terms:
+        where.append("(" + " OR ".join("instr(c.doc, ?) > 0" for _ in terms) + ")")
+        params += [f'"{t}": ' for t in terms]
+    else:
+        weeks = int((1 - (MIN_CONFIDENCE - 0.0005)) / lifecycle.DECAY_PER_WEEK) + 1
+        last = "max(c.last_seen, c.first, coalesce(e.last, ''))"
+        where.append(f"c.raw_status != 'candidate' AND (e.violated > 0 OR {last} >= ? OR NOT "
+                     f"{last} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*')")
+        params.append(model.iso(now - (weeks * 7 + 1) * lifecycle.DAY))
+    rows = ix.rows(
+        "SELECT c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.doclen, c.tdoc, "
+        f"c.least, e.used, e.helped, e.violated, e.last, e.last_violation{fields} "
+        "FROM cards c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
+    rels = _indexed_relevance(ix, terms, rows) if terms else [1.0] * len(rows)
+    load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
+    out = []
+    for row, rel in zip(rows, rels):
+        rid, cid, status, base, first, seen, _, _, least, used = row[:10]
+        if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
+            continue
+        e = None
+        if used is not None:
+            e = lifecycle.Evidence()
+            e.used, e.helped, e.violated, e.last, e.last_violation = row[9:14]
+        last = max([seen, first] + ([e.last] if e is not None else []))
+        conf = lifecycle.confidence_at(base, e, last, now)
+        violations = e.violated if e is not None else 0
+        if conf < MIN_CONFIDENCE and not violations:
+            continue
+        age = now - model.parse_ts(last)
+        recency = 0.5 ** (max(0.0, age) / (HALF_LIFE_DAYS * lifecycle.DAY))
+        out.append(Ranked({"id": cid, "status": status}, rel, conf, round(recency, 4), violations,
+                          e.last_violation if e is not None else "", min(least, LINE_MAX),
+                          lambda rid=rid: load(rid)))
+    out.sort(key=lambda r: (-r.priority, r.card["id"]))
+    return out
+
+
+def _indexed_relevance(ix, terms: List[str], rows: list) -> List[float]:
+    """``relevance`` for the pool cards in ``rows`` (with each query term's frequency)."""
+    n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
+    avg = (total / n) or 1.0 if n else 1.0
+    titles = [fastjson.loads(row[7]) for row in rows]
+    wanted = set(terms).union(*({w for w, _ in t} for t in titles))
+    df = dict.fromkeys(wanted, 0)
+    for chunk in range(0, len(wanted), 500):
+        part = sorted(wanted)[chunk:chunk + 500]
+        df.update(ix.rows(f"SELECT term, n FROM pooldf WHERE term IN ({','.join('?' * len(part))})",
+                          part))
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
+    out = []
+    for row, title in zip(rows, titles):
+        doc = dict(title)
+        doc.update((t, f) for t, f in zip(terms, row[14:]) if f is not None)
+        norm = search.K1 * (1 - search.B + search.B * row[6] / avg)
+
+        def score(words) -> float:
+            return sum(idf[w] * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words
+                       if w in doc)
+        ref = score([w for w, _ in title])
+        out.append(round(min(1.0, score(terms) / ref), 4) if ref > 0 else 0.0)
+    return out
+
+
+def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
+    """``rank`` from the derived index: the pool's statistics come precomputed, and only
+    cards that can clear the floors are read (with a query: those naming a query term;
+    without: those whose last evidence is recent enough for MIN_CONFIDENCE, or violated)."""
+    ix.check(["cards"])
+    ix.check(["signals"], _EVIDENCE_LINE.search)
+    terms = list(dict.fromkeys(search.tokenize(query))) if query else []
+    if query and not terms:
+        return []
+    fields = "".join(f", json_extract(c.doc, '$.\"{t}\"')" for t in terms)
+    where, params = ["c.pool = 1"], []
+    if terms:
+        where.append("(" + " OR ".join("instr(c.doc, ?) > 0" for _ in terms) + ")")
+        params += [f'"{t}": ' for t in terms]
+    else:
+        weeks = int((1 - (MIN_CONFIDENCE - 0.0005)) / lifecycle.DECAY_PER_WEEK) + 1
+        last = "max(c.last_seen, c.first, coalesce(e.last, ''))"
+        where.append(f"c.raw_status != 'candidate' AND (e.violated > 0 OR {last} >= ? OR NOT "
+                     f"{last} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*')")
+        params.append(model.iso(now - (weeks * 7 + 1) * lifecycle.DAY))
+    rows = ix.rows(
+        "SELECT c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.doclen, c.tdoc, "
+        f"c.least, e.used, e.helped, e.violated, e.last, e.last_violation{fields} "
+        "FROM cards c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
+    rels = _indexed_relevance(ix, terms, rows) if terms else [1.0] * len(rows)
+    load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
+    out = []
+    for row, rel in zip(rows, rels):
+        rid, cid, status, base, first, seen, _, _, least, used = row[:10]
+        if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
+            continue
+        e = None
+        if used is not None:
+            e = lifecycle.Evidence()
+            e.used, e.helped, e.violated, e.last, e.last_violation = row[9:14]
+        last = max([seen, first] + ([e.last] if e is not None else []))
+        conf = lifecycle.confidence_at(base, e, last, now)
+        violations = e.violated if e is not None else 0
+        if conf < MIN_CONFIDENCE and not violations:
+            continue
+        age = now - model.parse_ts(last)
+        recency = 0.5 ** (max(0.0, age) / (HALF_LIFE_DAYS * lifecycle.DAY))
+        out.append(Ranked({"id": cid, "status": status}, rel, conf, round(recency, 4), violations,
+                          e.last_violation if e is not None else "", min(least, LINE_MAX),
+                          lambda rid=rid: load(rid)))
+    out.sort(key=lambda r: (-r.priority, r.card["id"]))
+    return out
+
+
+def _indexed_relevance(ix, terms: List[str], rows: list) -> List[float]:
+    """``relevance`` for the pool cards in ``rows`` (with each query term's frequency)."""
+    n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
+    avg = (total / n) or 1.0 if n else 1.0
+    titles = [fastjson.loads(row[7]) for row in rows]
+    wanted = set(terms).union(*({w for w, _ in t} for t in titles))
+    df = dict.fromkeys(wanted, 0)
+    for chunk in range(0, len(wanted), 500):
+        part = sorted(wanted)[chunk:chunk + 500]
+        df.update(ix.rows(f"SELECT term, n FROM pooldf WHERE term IN ({','.join('?' * len(part))})",
+                          part))
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
+    out = []
+    for row, title in zip(rows, titles):
+        doc = dict(title)
+        doc.update((t, f) for t, f in zip(terms, row[14:]) if f is not None)
+        norm = search.K1 * (1 - search.B + search.B * row[6] / avg)
+
+        def score(words) -> float:
+            return sum(idf[w] * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words
+                       if w in doc)
+        ref = score([w for w, _ in title])
+        out.append(round(min(1.0, score(terms) / ref), 4) if ref > 0 else 0.0)
     return out
 
 
@@ -296,10 +452,17 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
     """
     chosen, items = [], []
     used = len(block(["x"])) - 1  # header and fence around the items
-    for r in ranked:
+    least = [math.inf] * (len(ranked) + 1)  # the shortest any item from here on can be
+    for i in range(len(ranked) - 1, -1, -1):
+        least[i] = min(least[i + 1], ranked[i].least)
+    for i, r in enumerate(ranked):
+        if used + least[i] + (1 if items else 0) > budget:
+            break  # nothing that follows can fit
         cid = r.card["id"]
         if cid in exclude:
             continue
+        if r.source is not None:
+            r.card, r.source = r.source(), None
         text = item_text(r, corrections.for_card(fixes, r.card))
         cost = len(text) + (1 if items else 0)
         if used + cost > budget:

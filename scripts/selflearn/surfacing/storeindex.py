@@ -41,7 +41,11 @@ CREATE TABLE problems(name TEXT, line INTEGER, reason TEXT, raw BLOB);
 CREATE TABLE refused(name TEXT, message TEXT);
 CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
-                   tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doc TEXT, doclen REAL);
+                   tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doc TEXT, doclen REAL,
+                   pool INTEGER, base REAL, first TEXT, last_seen TEXT, tdoc TEXT,
+                   least INTEGER);
+CREATE INDEX cards_pool ON cards(pool);
+CREATE TABLE pooldf(term TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
 CREATE TABLE recs(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, dkey TEXT);
@@ -55,7 +59,18 @@ CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 """
 _DROP = ("files", "problems", "refused", "cards", "recs", "tally", "evidence", "touched",
-         "stamps", "recent", "surfaced")
+         "stamps", "recent", "surfaced", "pooldf")
+# The cards advice may surface (its pool for relevance): accepted and candidate ones, and
+# proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
+POOL_STATUSES = ("accepted", "proposed", "candidate")
+PROPOSED_ORIGINS = ("agent", "human")
+
+
+def surfaceable(card: dict) -> bool:
+    status = card.get("status", "proposed")
+    if status == "proposed":
+        return card.get("origin", "agent") in PROPOSED_ORIGINS
+    return isinstance(status, str) and status in POOL_STATUSES
 
 
 class Known:
@@ -103,7 +118,8 @@ def path_of(memory) -> str:
 
 def open_index(memory) -> Optional["Index"]:
     """The store's index, caught up with its files; None without sqlite3 or a store folder."""
-    if not enabled() or not os.path.isdir(memory.root):
+    root = getattr(memory, "root", None)  # a stand-in without a folder reads in full
+    if not enabled() or not isinstance(root, str) or not os.path.isdir(root):
         return None
     try:
         return Index(memory)
@@ -585,35 +601,57 @@ class _Apply:
 
     def _fold(self, name: str, records: List[dict]) -> None:
         pending: Dict[str, Optional[dict]] = {}
+        before: Dict[str, Dict[str, float]] = {}  # docs of cards that were in advice's pool
         for record in records:
             rid = record.get("id")
             if not isinstance(rid, str) or not rid:
                 continue
             if rid not in pending:
-                row = self.db.execute(f"SELECT data FROM {name} WHERE id=?", (rid,)).fetchone()
+                extra = ", doc, pool" if name == "cards" else ""
+                row = self.db.execute(f"SELECT data{extra} FROM {name} WHERE id=?",
+                                      (rid,)).fetchone()
                 pending[rid] = fastjson.loads(row[0]) if row else None
+                if row and name == "cards" and row[2]:
+                    before[rid] = fastjson.loads(row[1])
             pending[rid] = merge(pending[rid], record)
         if name == "recs":
             for rid, rec in pending.items():
                 self._upsert("recs", rid, {"data": fastjson.dumps(rec), "dkey": dedup_key(rec)})
             return
         counts = self.ix.tallies(pending)
+        df: Dict[str, int] = {}
+        for doc in before.values():
+            for term in doc:
+                df[term] = df.get(term, 0) - 1
         for rid, card in pending.items():
-            self._upsert("cards", rid, self._card_columns(card, counts.get(rid, {})))
+            columns = self._card_columns(card, counts.get(rid, {}))
+            self._upsert("cards", rid, columns)
+            if columns["pool"]:
+                for term in columns["_doc"]:
+                    df[term] = df.get(term, 0) + 1
+        self.db.executemany("INSERT INTO pooldf VALUES (?,?) ON CONFLICT(term) "
+                            "DO UPDATE SET n = n + excluded.n",
+                            [(t, n) for t, n in df.items() if n])
         self.dirty_cards.difference_update(pending)
 
     def _card_columns(self, card: dict, counts: Dict[str, int]) -> dict:
         ts, status, skill, scope, raw_status, origin, tags = _view_columns(card)
         view = public(card)
         doc = search.document(card)
+        title = list(dict.fromkeys(search.tokenize(str(card.get("title") or ""))))
         return {"data": fastjson.dumps(card), "ts": ts, "status": status, "skill": skill,
                 "scope": scope, "raw_status": raw_status, "origin": origin, "tags": tags,
                 "dkey": dedup_key(card), "score": score.score(view, counts)[0],
                 "ready": int(score.backport_ready(view, counts)),
-                "doc": fastjson.dumps(doc), "doclen": sum(doc.values())}
+                "doc": fastjson.dumps(doc), "doclen": sum(doc.values()),
+                "pool": int(surfaceable(card)), "base": lifecycle.base_confidence(card),
+                "first": str(card.get("_first_ts") or card.get("ts") or ""),
+                "last_seen": str(card.get("last_seen") or ""),
+                "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
+                "least": 5 + _visible(card.get("id")) + _visible(card.get("title"))}
 
     def _upsert(self, table: str, rid: str, columns: dict) -> None:
-        names = list(columns)
+        names = [n for n in columns if not n.startswith("_")]
         sets = ", ".join(f"{n}=?" for n in names)
         values = [columns[n] for n in names]
         cursor = self.db.execute(f"UPDATE {table} SET {sets} WHERE id=?", (*values, rid))
@@ -646,6 +684,12 @@ def _tally_keys(records: List[dict]):
         target = signal.get("aha_id") if prefix == "aha" else signal.get("rec_id")
         if isinstance(target, str):
             yield target, what
+
+
+def _visible(value) -> int:
+    """Characters of ``str(value or "")`` no cleaning removes: a lower bound of the length of
+    advice's item line ``- [id] title`` (which only drops control characters and spaces)."""
+    return sum(1 for ch in str(value or "") if ch > " " and not ch.isspace())
 
 
 def cell(text) -> str:
