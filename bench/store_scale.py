@@ -5,8 +5,12 @@ Builds synthetic project stores in a temp dir (N aha cards, a fifth of them
 with 2-3 versions; 10 N signals; 300 recommendations; N/10 events), written
 as the JSONL lines the tool itself writes. Each command runs as a fresh child
 of the real CLI; its peak RSS comes from os.wait4. Also times an empty store,
-so growth can be read net of interpreter start-up.
-Usage: python3 bench/store_scale.py [--sizes 1000,10000,100000] [--runs 3]
+so growth can be read net of interpreter start-up, and ``python3 -c pass`` for the
+ratio to start-up. The derived index (index.sqlite3) is timed three ways: the first
+command after it was deleted (a rebuild), commands on a caught-up index, and today's
+full read (``SELF_LEARNING_INDEX=off``) for comparison. ``--keep DIR`` builds each
+store once under DIR and reuses it on later runs (a 100k store takes minutes).
+Usage: python3 bench/store_scale.py [--sizes 1000,10000,100000] [--runs 3] [--keep DIR]
 """
 import argparse
 import json
@@ -206,6 +210,22 @@ def build_store(root: str, cards: int, seed: int = 1) -> dict:
             "events": len(event_lines), "mb": size / 1e6}
 
 
+def reuse_or_build(parent: str, size: int):
+    """The store of ``size`` cards under ``parent`` (built once; ``built.json`` marks it)."""
+    root = os.path.join(parent, str(size))
+    marker = os.path.join(root, "built.json")
+    if os.path.exists(marker):
+        with open(marker, encoding="utf-8") as fh:
+            return root, json.load(fh)
+    if os.path.exists(root):
+        import shutil
+        shutil.rmtree(root)
+    info = build_store(root, size)
+    with open(marker, "w", encoding="utf-8") as fh:
+        json.dump(info, fh)
+    return root, info
+
+
 def run_child(argv, env, stdin_path: str, out_dir: str):
     """Wall seconds and peak RSS (MB) of one fresh child; fails loudly on a non-zero exit."""
     out, err = os.path.join(out_dir, "stdout"), os.path.join(out_dir, "stderr")
@@ -226,11 +246,22 @@ def run_child(argv, env, stdin_path: str, out_dir: str):
 
 
 COMMANDS = (
+    ("rebuild", "first command after index.sqlite3 was deleted (list --query; rebuilds it)",
+     ["list", "--query", QUERY]),
     ("record", "record (one card via stdin; also regenerates INDEX.md)", ["record"]),
     ("list", f"list --query {QUERY!r}", ["list", "--query", QUERY]),
     ("review", "review", ["review"]),
     ("index", "index (INDEX.md regeneration)", ["index"]),
+    ("fullread", "list --query with SELF_LEARNING_INDEX=off (today's full read)",
+     ["list", "--query", QUERY]),
 )
+
+
+def drop_index(root: str) -> None:
+    folder = os.path.join(root, *STORE_PARTS)
+    for name in os.listdir(folder):
+        if name.startswith("index.sqlite3"):
+            os.unlink(os.path.join(folder, name))
 
 
 def measure(root: str, runs: int, env, scratch: str, label: int) -> dict:
@@ -239,6 +270,8 @@ def measure(root: str, runs: int, env, scratch: str, label: int) -> dict:
     for name, _, args in COMMANDS:
         times, rss = [], []
         for n in range(runs):
+            if name == "rebuild":
+                drop_index(root)
             stdin = os.path.join(scratch, "stdin.json")
             with open(stdin, "w", encoding="utf-8") as fh:
                 if name == "record":  # a new card each run, so it is created, not reinforced
@@ -246,7 +279,8 @@ def measure(root: str, runs: int, env, scratch: str, label: int) -> dict:
                     card["title"] = f"Bench {label} run {n}: {card['title']}"
                     json.dump({"aha_cards": [card]}, fh)
             argv = [sys.executable, SCRIPT, *args, "--repo-root", root]
-            seconds, peak = run_child(argv, env, stdin, scratch)
+            seconds, peak = run_child(argv, {**env, "SELF_LEARNING_INDEX": "off"}
+                                      if name == "fullread" else env, stdin, scratch)
             times.append(seconds)
             rss.append(peak)
         out[name] = (statistics.median(times), max(rss))
@@ -261,15 +295,15 @@ def verdict(exponent: float) -> str:
     return f"super-linear (n^{exponent:.2f})"
 
 
-def report(results: dict, sizes) -> None:
+def report(results: dict, sizes, startup: float) -> None:
     base = results[0]
     for name, title, _ in COMMANDS:
         print(f"\n{title}")
-        print(f"{'cards':>9} {'median s':>9} {'peak MB':>8} {'x time':>7} "
+        print(f"{'cards':>9} {'median s':>9} {'peak MB':>8} {'x start':>7} {'x time':>7} "
               f"{'x net':>7} {'x RSS':>6}  growth vs previous size")
         t0, m0 = base[name]
-        print(f"{'empty':>9} {t0:>9.3f} {m0:>8.1f} {'':>7} {'':>7} {'':>6}  "
-              "(start-up; 'x net' subtracts it)")
+        print(f"{'empty':>9} {t0:>9.3f} {m0:>8.1f} {t0 / startup:>7.1f} {'':>7} {'':>7} {'':>6}  "
+              "(empty store; 'x net' subtracts it)")
         prev = None
         for size in sizes:
             t, m = results[size][name]
@@ -285,7 +319,7 @@ def report(results: dict, sizes) -> None:
                     note = f"{ratio:g}x cards: " + verdict(math.log(net / net_prev) / math.log(ratio))
                 else:
                     note = f"{ratio:g}x cards: previous size too close to start-up to judge"
-            print(f"{size:>9,} {t:>9.3f} {m:>8.1f} {cols[0]:>7} {cols[1]:>7} "
+            print(f"{size:>9,} {t:>9.3f} {m:>8.1f} {t / startup:>7.1f} {cols[0]:>7} {cols[1]:>7} "
                   f"{cols[2]:>6}  {note}".rstrip())
             prev = (size, t, m)
 
@@ -296,6 +330,8 @@ def main() -> None:
                         help="card counts, comma-separated (default 1000,10000,100000)")
     parser.add_argument("--runs", type=int, default=3,
                         help="runs per command and size; the median is shown (default 3)")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build each store once under DIR and reuse it on later runs")
     args = parser.parse_args()
     sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()} - {0})
     if not sizes or args.runs < 1:
@@ -312,27 +348,31 @@ def main() -> None:
           f"median of {args.runs} runs, load average {os.getloadavg()[0]:.2f}")
     results, stores = {}, {}
     with tempfile.TemporaryDirectory(prefix="sl-store-scale-") as tmp:
+        startup = statistics.median(
+            run_child([sys.executable, "-c", "pass"], env, os.devnull, tmp)[0]
+            for _ in range(max(5, args.runs * 3)))
         empty = os.path.join(tmp, "empty")
         os.makedirs(os.path.join(empty, *STORE_PARTS))
         measure(empty, 1, env, tmp, 0)  # warm the bytecode cache, untimed
         results[0] = measure(empty, args.runs, env, tmp, 0)
         for size in sizes:
-            root = os.path.join(tmp, str(size))
             began = time.perf_counter()
-            stores[size] = info = build_store(root, size)
-            print(f"store {size:,} cards: {info['card_lines']:,} card lines, {info['signals']:,} "
-                  f"signals, {info['recs']} recs, {info['events']:,} events, {info['mb']:.0f} MB; "
-                  f"built in {time.perf_counter() - began:.1f} s", file=sys.stderr, flush=True)
+            root, stores[size] = reuse_or_build(args.keep or tmp, size)
+            print(f"store {size:,} cards: {stores[size]['card_lines']:,} card lines, "
+                  f"{stores[size]['mb']:.0f} MB; ready in {time.perf_counter() - began:.1f} s",
+                  file=sys.stderr, flush=True)
             results[size] = measure(root, args.runs, env, tmp, size)
             print(f"  measured in {time.perf_counter() - began:.1f} s total", file=sys.stderr,
                   flush=True)
-            for name in os.listdir(os.path.join(root, *STORE_PARTS)):
-                os.unlink(os.path.join(root, *STORE_PARTS, name))  # free the disk as we go
+            if not args.keep:
+                for name in os.listdir(os.path.join(root, *STORE_PARTS)):
+                    os.unlink(os.path.join(root, *STORE_PARTS, name))  # free the disk as we go
+        print(f"python3 -c pass: {startup * 1000:.1f} ms (median; 'x start' divides by it)")
     for size in sizes:
         info = stores[size]
         print(f"store {size:,} cards: {info['card_lines']:,} card lines, {info['signals']:,} signals, "
               f"{info['recs']} recommendations, {info['events']:,} events, {info['mb']:.1f} MB")
-    report(results, sizes)
+    report(results, sizes, startup)
     print("\nx time, x RSS: ratio to the previous size; x net: the same for time minus the "
           "empty-store start-up;\nn^k: the k with x net = (x cards)^k (~linear below 1.05, mildly "
           "super-linear below 1.2).\nrecord appends one card, then regenerates INDEX.md: it reads "

@@ -57,6 +57,7 @@ def _run_paths(ctx: Context) -> Tuple[dict, List[str]]:
             "global_store": paths.global_store(ctx.user),
             "files": {k: os.path.join(root, v) for k, v in paths.FILES.items()},
             "index": os.path.join(root, "INDEX.md"),
+            "index_db": os.path.join(root, "index.sqlite3"),
             "quarantine": os.path.join(root, "quarantine"),
             "errors_log": os.path.join(root, "errors.jsonl"),
             "ingest_state": os.path.join(root, "ingest_state.json"),
