@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from selflearn.learning import lifecycle, maintain, mine_base
+from selflearn.learning import compact, lifecycle, maintain, mine_base
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
 from selflearn.storage.memory import Memory
@@ -63,9 +63,10 @@ def test_first_run_mines_reinforces_promotes_decays_and_saves_state(run, clock, 
     assert code == 0, err
     lines = out.splitlines()
     assert [line.split(":")[0] for line in lines] == [
-        "mine", "reinforce", "promote", "decay", "state"]
+        "mine", "reinforce", "compact", "promote", "decay", "state"]
     assert lines[0] == "mine: 1 lesson(s) (1 created, 0 reinforced, 0 skipped) from 2 new observation(s)"
-    assert lines[2] == "promote: no change (1 mined lesson(s) checked)"
+    assert lines[2] == f"compact: nothing dropped (0 bytes to drop < {compact.MIN_DROP_BYTES})"
+    assert lines[3] == "promote: no change (1 mined lesson(s) checked)"
     (card,) = cards(store).values()
     assert (card["origin"], card["status"]) == ("mined", "candidate")
     state = json.loads((store / maintain.STATE_FILE).read_text())
@@ -131,7 +132,7 @@ def test_second_run_and_forced_run_change_nothing_but_state(run, clock, store):
     clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
     assert js(run)["skipped"] and snapshot(store) == before
     forced = js(run, "--force")
-    assert forced["forced"] and set(forced["steps"]) == {"mine", "reinforce", "promote", "decay"}
+    assert forced["forced"] and set(forced["steps"]) == {"mine", "reinforce", "compact", "promote", "decay"}
     assert not forced["wrote"]
     after = snapshot(store)
     assert {k for k in after if after[k] != before.get(k)} == {maintain.STATE_FILE}
@@ -198,7 +199,7 @@ def test_reinforce_runs_between_mine_and_promote(run, clock, store):
     assert lines[0] == ("mine: 1 lesson(s) (0 created, 1 reinforced, 0 skipped) from 2 new "
                         "observation(s)")
     assert lines[1].startswith("reinforce: judged 1 surfaced lesson(s): 0 helped, 1 violated")
-    assert lines[2] == "promote: no change (1 mined lesson(s) checked)"
+    assert lines[3] == "promote: no change (1 mined lesson(s) checked)"
     conf = round(mine_base.confidence(3) * (1 - lifecycle.VIOLATION_LOSS), 3)
     held = js(run, "--force", "--dry-run")["steps"]["promote"]["held"]
     assert [h["reason"] for h in held] == [

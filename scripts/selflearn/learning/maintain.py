@@ -6,7 +6,8 @@ at the end of the last run), replaced atomically; safe to delete. A run is
 skipped, writing nothing, when the last one was under ``MIN_INTERVAL_MINUTES``
 ago, or when nothing changed since it and the lifecycle steps ran less than
 ``LIFECYCLE_EVERY_HOURS`` ago (idle time alone still moves lessons, so promote and
-decay run once a day without news). ``--force`` runs every step now; a dry run
+decay run once a day without news). After mining, old observations every miner has
+read leave the log (``compact``: retention ``compact.RETENTION_DAYS``). ``--force`` runs every step now; a dry run
 writes nothing, state included; so does a run that finds no store.
 Two maintains at once would mine and judge the same news twice: a run holds
 ``<store>/maintain.lock`` (``flock``, never waited for) and a run that finds it
@@ -113,6 +114,8 @@ def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool) -> dic
         from . import mine, reinforce
         steps["mine"] = mine.mine(memory, None, None, dry_run, repo_root)
         steps["reinforce"] = reinforce.reinforce(memory, repo_root, dry_run)
+        from . import compact
+        steps["compact"] = compact.compact(memory, dry_run)
     for step in transitions.STEPS:
         steps[step] = transitions.run(memory, step, dry_run)
     after = seen(memory)
@@ -134,6 +137,13 @@ def _mine_line(data: dict) -> str:
             f"{data['observations_read']} new observation(s)")
 
 
+def _compact_line(data: dict) -> str:
+    if data["compacted"] or (data["dropped"] and not data["reason"]):
+        return (f"compact: {data['dropped']} observation(s) older than {data['retention_days']} "
+                f"days left the log ({data['dropped_bytes']} bytes; {data['kept']} kept)")
+    return f"compact: nothing dropped ({data['reason']})"
+
+
 def render(data: dict) -> List[str]:
     """One line per step that ran, or the reason nothing ran."""
     if data["skipped"] == BUSY:
@@ -146,6 +156,7 @@ def render(data: dict) -> List[str]:
         from . import reinforce
         lines.append(_mine_line(steps["mine"]))
         lines.append("reinforce: " + reinforce.render(steps["reinforce"])[0])
+        lines.append(_compact_line(steps["compact"]))
     else:
         lines.append("mine, reinforce: skipped (nothing observed since the last run)")
     lines += [transitions.summary(steps[step]) for step in transitions.STEPS]
