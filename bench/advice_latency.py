@@ -5,8 +5,10 @@ These are the only hook events that read the store (to rank learned notes);
 every other event only appends. Builds the synthetic stores of
 ``store_scale.py`` (10 signals per card) at each size and prints, per size,
 the median wall time of both events next to ``python3 -S -c pass`` and a
-PostToolUse hook measured in the same run, and the characters injected.
-Usage: python3 bench/advice_latency.py [--sizes 200,2000,20000] [--runs 15]
+PostToolUse hook measured in the same run, and the characters injected; then the
+ratio to start-up and the peak RSS of each event. ``--keep DIR`` reuses the stores
+``store_scale.py --keep DIR`` built (the first hook run catches their index up, untimed).
+Usage: python3 bench/advice_latency.py [--sizes 200,2000,20000] [--runs 15] [--keep DIR]
 """
 import argparse
 import json
@@ -19,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hook_latency import PAYLOAD, SCRIPT, timed  # noqa: E402
-from store_scale import build_store  # noqa: E402
+from store_scale import build_store, reuse_or_build, run_child  # noqa: E402
 
 SESSION = "5a3b1f2e-0c4d-4e6f-8a9b-1c2d3e4f5a6b"
 EVENTS = {
@@ -40,12 +42,22 @@ def injected(cmd, stdin: bytes, env) -> int:
     return len(out.decode("utf-8"))
 
 
-def measure(size: int, runs: int) -> dict:
-    with tempfile.TemporaryDirectory() as repo:
+def peak_rss(cmd, stdin: bytes, env, scratch: str) -> float:
+    """Peak RSS in MB of one run of ``cmd`` with ``stdin``."""
+    path = os.path.join(scratch, "payload.json")
+    with open(path, "wb") as fh:
+        fh.write(stdin)
+    return run_child(cmd, env, path, scratch)[1]
+
+
+def measure(size: int, runs: int, keep=None) -> dict:
+    with tempfile.TemporaryDirectory() as scratch:
+        repo = reuse_or_build(keep, size)[0] if keep else scratch
         env = {**os.environ, "SELF_LEARNING_REPO_ROOT": repo, "SELF_LEARNING_USER": "bench"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
         env.pop("SELF_LEARNING_NOW", None)
-        build_store(repo, size)
+        if not keep:
+            build_store(repo, size)
         hook = [sys.executable, "-S", SCRIPT, "hook", "--agent", "claude"]
         base = [sys.executable, "-S", "-c", "pass"]
         row = {"size": size, "base": [], **{name: [] for name in EVENTS}}
@@ -57,6 +69,7 @@ def measure(size: int, runs: int) -> dict:
         row = {k: (statistics.median(v) * 1000 if isinstance(v, list) else v)
                for k, v in row.items()}
         row["chars"] = chars
+        row["rss"] = {name: peak_rss(hook, payload(f), env, scratch) for name, f in EVENTS.items()}
         return row
 
 
@@ -64,9 +77,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200,2000,20000")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--keep", metavar="DIR", help="reuse (or build once) stores under DIR")
     args = parser.parse_args()
     started = time.time()
-    rows = [measure(int(s), args.runs) for s in args.sizes.split(",")]
+    rows = [measure(int(s), args.runs, args.keep) for s in args.sizes.split(",")]
     print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} cores, "
           f"{args.runs} runs each; medians in ms (characters printed)")
     names = list(EVENTS)
@@ -74,6 +88,10 @@ def main() -> None:
     for r in rows:
         cells = " ".join(f"{r[n]:>17.1f} ({r['chars'][n]:>5})" for n in names)
         print(f"{r['size']:>7} {r['base']:>11.1f} {cells}")
+    print("ratio to python3 -S -c pass (peak RSS MB):")
+    for r in rows:
+        cells = " ".join(f"{r[n] / r['base']:>17.1f}x ({r['rss'][n]:>5.0f})" for n in names)
+        print(f"{r['size']:>7} {'':>11} {cells}")
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         growth = last["SessionStart (startup)"] / first["SessionStart (startup)"]

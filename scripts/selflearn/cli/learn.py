@@ -61,10 +61,13 @@ LIFECYCLE = "Statuses, constants and the confidence formula: references/LIFECYCL
 
 
 def _add_maintain(sub) -> None:
+    from ..learning.compact import RETENTION_DAYS
     from ..learning.maintain import LIFECYCLE_EVERY_HOURS, MIN_INTERVAL_MINUTES
     p = sub.add_parser("maintain", help="mine, reinforce, promote and decay in one cheap run "
                        "(for hooks or by hand)",
-                       description="Runs mine, reinforce (did surfaced lessons help?), promote "
+                       description="Runs mine, reinforce (did surfaced lessons help?), compact "
+                       f"(observations older than {RETENTION_DAYS} days that every miner has read leave "
+                       "observations.jsonl), promote "
                        "(candidates that meet the bar become accepted) and decay (idle lessons "
                        "become dormant, then retired). Skipped, writing nothing, when the last "
                        f"run was under {MIN_INTERVAL_MINUTES} minutes ago, or when nothing was observed "
