@@ -181,13 +181,14 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
     """``rank`` from the derived index: the pool's statistics come precomputed, and only
     cards that can clear the floors are read (with a query: those naming a query term;
     without: those whose last evidence is recent enough for MIN_CONFIDENCE, or violated)."""
+    from . import storeindex
     ix.check(["cards"])
     ix.check(["signals"], _EVIDENCE_LINE.search)
     terms = list(dict.fromkeys(search.tokenize(query))) if query else []
     if query and not terms:
         return []
-    fields = "".join(f", json_extract(c.doc, '$.\"{t}\"')" for t in terms)
-    where, params = ["c.pool = 1"], []
+    fields, params = storeindex.term_columns(terms, "c.")
+    where = ["c.pool = 1"]
     if terms:
         where.append("(" + " OR ".join("instr(c.doc, ?) > 0" for _ in terms) + ")")
         params += [f'"{t}": ' for t in terms]
@@ -200,82 +201,7 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
     rows = ix.rows(
         "SELECT c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.doclen, c.tdoc, "
         f"c.least, e.used, e.helped, e.violated, e.last, e.last_violation{fields} "
-        "FROM cards c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
-    rels = _indexed_relevance(ix, terms, rows) if terms else [1.0] * len(rows)
-    load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
-    out = []
-    for row, rel in zip(rows, rels):
-        rid, cid, status, base, first, seen, _, _, least, used = row[:10]
-        if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
-            continue
-        e = None
-        if used is not None:
-            e = lifecycle.Evidence()
-            e.used, e.helped, e.violated, e.last, e.last_violation = row[9:14]
-        last = max([seen, first] + ([e.last] if e is not None else []))
-        conf = lifecycle.confidence_at(base, e, last, now)
-        violations = e.violated if e is not None else 0
-        if conf < MIN_CONFIDENCE and not violations:
-            continue
-        age = now - model.parse_ts(last)
-        recency = 0.5 ** (max(0.0, age) / (HALF_LIFE_DAYS * lifecycle.DAY))
-        out.append(Ranked({"id": cid, "status": status}, rel, conf, round(recency, 4), violations,
-                          e.last_violation if e is not None else "", min(least, LINE_MAX),
-                          lambda rid=rid: load(rid)))
-    out.sort(key=lambda r: (-r.priority, r.card["id"]))
-    return out
-
-
-def _indexed_relevance(ix, terms: List[str], rows: list) -> List[float]:
-    """``relevance`` for the pool cards in ``rows`` (with each query term's frequency)."""
-    n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
-    avg = (total / n) or 1.0 if n else 1.0
-    titles = [fastjson.loads(row[7]) for row in rows]
-    wanted = set(terms).union(*({w for w, _ in t} for t in titles))
-    df = dict.fromkeys(wanted, 0)
-    for chunk in range(0, len(wanted), 500):
-        part = sorted(wanted)[chunk:chunk + 500]
-        df.update(ix.rows(f"SELECT term, n FROM pooldf WHERE term IN ({','.join('?' * len(part))})",
-                          part))
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
-    out = []
-    for row, title in zip(rows, titles):
-        doc = dict(title)
-        doc.update((t, f) for t, f in zip(terms, row[14:]) if f is not None)
-        norm = search.K1 * (1 - search.B + search.B * row[6] / avg)
-
-        def score(words) -> float:
-            return sum(idf[w] * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words
-                       if w in doc)
-        ref = score([w for w, _ in title])
-        out.append(round(min(1.0, score(terms) / ref), 4) if ref > 0 else 0.0)
-    return out
-
-
-def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
-    """``rank`` from the derived index: the pool's statistics come precomputed, and only
-    cards that can clear the floors are read (with a query: those naming a query term;
-    without: those whose last evidence is recent enough for MIN_CONFIDENCE, or violated)."""
-    ix.check(["cards"])
-    ix.check(["signals"], _EVIDENCE_LINE.search)
-    terms = list(dict.fromkeys(search.tokenize(query))) if query else []
-    if query and not terms:
-        return []
-    fields = "".join(f", json_extract(c.doc, '$.\"{t}\"')" for t in terms)
-    where, params = ["c.pool = 1"], []
-    if terms:
-        where.append("(" + " OR ".join("instr(c.doc, ?) > 0" for _ in terms) + ")")
-        params += [f'"{t}": ' for t in terms]
-    else:
-        weeks = int((1 - (MIN_CONFIDENCE - 0.0005)) / lifecycle.DECAY_PER_WEEK) + 1
-        last = "max(c.last_seen, c.first, coalesce(e.last, ''))"
-        where.append(f"c.raw_status != 'candidate' AND (e.violated > 0 OR {last} >= ? OR NOT "
-                     f"{last} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*')")
-        params.append(model.iso(now - (weeks * 7 + 1) * lifecycle.DAY))
-    rows = ix.rows(
-        "SELECT c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.doclen, c.tdoc, "
-        f"c.least, e.used, e.helped, e.violated, e.last, e.last_violation{fields} "
-        "FROM cards c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
+        "FROM cardsx c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
     rels = _indexed_relevance(ix, terms, rows) if terms else [1.0] * len(rows)
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
     out = []

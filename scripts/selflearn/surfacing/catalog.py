@@ -157,12 +157,12 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> Li
     if not n:
         return []
     avg = (total / n) or 1.0
-    fields = ", ".join(f"json_extract(doc, '$.\"{t}\"')" for t in terms)
+    fields, field_params = storeindex.term_columns(terms)
     hits = " OR ".join("instr(doc, ?) > 0" for _ in terms)
     rows = [r for r in ix.rows(
-        f"SELECT rid, score, ts, status, ready, doclen, {fields} FROM cards "
+        f"SELECT rid, score, ts, status, ready, doclen{fields} FROM cardsx "
         f"WHERE {where} AND ({hits}) ORDER BY rid",
-        (*params, *(f'"{t}": ' for t in terms))) if allowed is None or r[0] in allowed]
+        (*field_params, *params, *(f'"{t}": ' for t in terms))) if allowed is None or r[0] in allowed]
     df = [sum(1 for r in rows if r[6 + i]) for i in range(len(terms))]
     idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
     ranked = []
@@ -187,7 +187,7 @@ def views_of(ix, stores: Stores, picked: List[tuple]) -> List[dict]:
     cards = {}
     for start in range(0, len(rids), 500):
         chunk = rids[start:start + 500]
-        for rid, data in ix.rows(f"SELECT rid, data FROM cards WHERE rid IN "
+        for rid, data in ix.rows(f"SELECT rid, data FROM cardwide WHERE rid IN "
                                  f"({','.join('?' * len(chunk))})", chunk):
             card = fastjson.loads(data)
             card["_store"] = ix.memory.origin

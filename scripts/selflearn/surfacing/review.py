@@ -122,8 +122,13 @@ def _review_indexed(ix, stores: Stores, start: float, now: float, scope, skill, 
                     stale_days: float, limit: Optional[int]) -> dict:
     """``review`` from the derived index: views only for the cards it lists."""
     ix.check(["signals", "cards", "recs", "events", "surfacings"])
-    order = catalog.order(ix, query, skill, None, scope, statuses)
-    picks = [order, [o for o in order if o[3]], [o for o in order if o[2] == "candidate"]]
+    if query:
+        order = catalog.order(ix, query, skill, None, scope, statuses)
+        picks = [order, [o for o in order if o[3]], [o for o in order if o[2] == "candidate"]]
+        totals = [len(rows) for rows in picks]
+        first = next((o[0] for o in order if o[2] == "proposed"), None)
+    else:  # ranked by score alone: SQL counts, and reads only the rows shown
+        picks, totals, first = _by_score(ix, skill, scope, statuses, limit)
     lists = [catalog.views_of(ix, stores, rows if limit is None else rows[:limit])
              for rows in picks]
     recs = [v for v in catalog.rec_views(stores, stale_days, now)
@@ -132,11 +137,10 @@ def _review_indexed(ix, stores: Stores, start: float, now: float, scope, skill, 
     open_recs = sorted((r for r in recs if r["open"]),
                        key=lambda r: (model.PRIORITIES.index(r["priority"]), not r["stale"],
                                       r["last_touch"]))
-    first = next((o[0] for o in order if o[2] == "proposed"), None)
     proposed = None if first is None else \
         ix.scalar("SELECT id FROM cards WHERE rid=?", (first,))
     since = model.iso(start)
-    counts = {"cards": len(order), "recommendations": len(recs),
+    counts = {"cards": totals[0], "recommendations": len(recs),
               "open_recommendations": sum(1 for r in recs if r["open"]),
               "stale_recommendations": sum(1 for r in recs if r["stale"]),
               "events_in_window": ix.since("events", since),
@@ -147,8 +151,22 @@ def _review_indexed(ix, stores: Stores, start: float, now: float, scope, skill, 
     facts = (lambda aid: ix.record("cards", aid), ev, ix.surfaced(ev), ix.lines("surfacings"),
              ix.scalar("SELECT count(*) FROM surfaced"))
     return _assemble(stores, start, now, counts, open_recs, lists, proposed,
-                     reinforce.effectiveness(stores.project, facts=facts), limit,
-                     [len(rows) for rows in picks])
+                     reinforce.effectiveness(stores.project, facts=facts), limit, totals)
+
+
+def _by_score(ix, skill, scope, statuses, limit: Optional[int]):
+    """Top cards, backport candidates and mined candidates by score (``limit`` rows each),
+    how many of each there are, and the best proposed card, straight from SQL."""
+    where, params = catalog._where(skill, scope, statuses)
+    rank = "ORDER BY score DESC, ts DESC, rid"
+    picks, totals = [], []
+    for extra in ("", " AND ready = 1", " AND status = 'candidate'"):
+        picks.append(ix.rows(f"SELECT rid FROM cards WHERE {where}{extra} {rank} LIMIT ?",
+                             (*params, -1 if limit is None else limit)))
+        totals.append(ix.scalar(f"SELECT count(*) FROM cards WHERE {where}{extra}", params))
+    first = ix.rows(f"SELECT rid FROM cards WHERE {where} AND status = 'proposed' {rank} LIMIT 1",
+                    params)
+    return picks, totals, (first[0][0] if first else None)
 
 
 def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -> dict:

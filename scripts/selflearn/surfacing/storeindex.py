@@ -39,15 +39,18 @@ CREATE TABLE files(name TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, offset INTEG
                    lines INTEGER, records INTEGER, head BLOB, open_tail INTEGER, mtime INTEGER);
 CREATE TABLE problems(name TEXT, line INTEGER, reason TEXT, raw BLOB);
 CREATE TABLE refused(name TEXT, message TEXT);
-CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, ts TEXT,
+CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
-                   tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doc TEXT, doclen REAL,
-                   pool INTEGER, base REAL, first TEXT, last_seen TEXT, tdoc TEXT,
-                   least INTEGER);
-CREATE INDEX cards_pool ON cards(pool);
-CREATE TABLE pooldf(term TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
+                   tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
+                   pool INTEGER, base REAL, first TEXT, last_seen TEXT, least INTEGER);
+CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT, doc TEXT, tdoc TEXT);
+CREATE VIEW cardsx AS SELECT cards.*, cardwide.data, cardwide.doc, cardwide.tdoc
+    FROM cards JOIN cardwide ON cardwide.rid = cards.rid;
 CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
+CREATE INDEX cards_pool ON cards(pool);
+CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid);
+CREATE TABLE pooldf(term TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE recs(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, dkey TEXT);
 CREATE INDEX recs_dkey ON recs(dkey);
 CREATE TABLE tally(target TEXT, what TEXT, n INTEGER, PRIMARY KEY(target, what)) WITHOUT ROWID;
@@ -58,7 +61,7 @@ CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOU
 CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 """
-_DROP = ("files", "problems", "refused", "cards", "recs", "tally", "evidence", "touched",
+_DROP = ("files", "problems", "refused", "cards", "cardwide", "recs", "tally", "evidence", "touched",
          "stamps", "recent", "surfaced", "pooldf")
 # The cards advice may surface (its pool for relevance): accepted and candidate ones, and
 # proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
@@ -91,7 +94,7 @@ class Rebuild(Exception):
 
 
 def enabled() -> bool:
-    return sqlite3 is not None and sqlite3.sqlite_version_info >= (3, 24) and \
+    return sqlite3 is not None and sqlite3.sqlite_version_info >= (3, 35) and \
         os.environ.get("SELF_LEARNING_INDEX", "").strip().lower() not in ("off", "0", "no")
 
 
@@ -186,6 +189,7 @@ class Index:
     def _connect(self):
         db = sqlite3.connect(self.path, timeout=TIMEOUT, isolation_level=None)
         db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA cache_size=-32768")  # 32 MiB: a rebuild's inserts stay in memory
         return db
 
     def _ensure_schema(self) -> None:
@@ -215,6 +219,7 @@ class Index:
         return names.issuperset(_DROP)
 
     def _create(self) -> None:
+        self.db.execute("DROP VIEW IF EXISTS cardsx")
         for table in _DROP:
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _TABLES.split(";"):
@@ -327,18 +332,19 @@ class Index:
 
     def record(self, kind: str, rid: str) -> Optional[dict]:
         """The folded card (``kind`` cards) or recommendation (recs) with this id."""
-        row = self.db.execute(f"SELECT data FROM {kind} WHERE id=?", (rid,)).fetchone()
+        row = self.db.execute(f"SELECT data FROM {_wide(kind)} WHERE id=?", (rid,)).fetchone()
         return self._folded(row[0]) if row else None
 
     def by_key(self, kind: str, key: str) -> Optional[dict]:
         """The record ``record.dedup_key`` maps ``key`` to (the last in fold order)."""
-        row = self.db.execute(f"SELECT data FROM {kind} WHERE dkey=? ORDER BY rid DESC LIMIT 1",
+        row = self.db.execute(f"SELECT data FROM {_wide(kind)} WHERE dkey=? ORDER BY rid DESC "
+                              "LIMIT 1",
                               (key,)).fetchone()
         return self._folded(row[0]) if row else None
 
     def records(self, kind: str, where: str = "", params=(), order: str = "rid",
                 limit: int = -1) -> List[dict]:
-        sql = f"SELECT data FROM {kind}" + (f" WHERE {where}" if where else "") + \
+        sql = f"SELECT data FROM {_wide(kind)}" + (f" WHERE {where}" if where else "") + \
             f" ORDER BY {order} LIMIT ?"
         return [self._folded(r[0]) for r in self.db.execute(sql, (*params, limit))]
 
@@ -399,15 +405,24 @@ class Index:
             out.update(self.db.execute(f"SELECT id, n FROM surfaced WHERE id IN ({marks})", chunk))
         return out
 
-    def docs(self, rids: List[int]) -> Dict[int, Dict[str, float]]:
-        """Each card's weighted term frequencies (``search.document``)."""
-        out: Dict[int, Dict[str, float]] = {}
-        for chunk in _chunks(rids):
-            marks = ",".join("?" * len(chunk))
-            for rid, doc in self.db.execute(f"SELECT rid, doc FROM cards WHERE rid IN ({marks})",
-                                            chunk):
-                out[rid] = fastjson.loads(doc)
-        return out
+
+def term_columns(terms: List[str], alias: str = "") -> Tuple[str, list]:
+    """SQL columns giving each term's weighted frequency in a card's ``doc`` (NULL when absent),
+    and their parameters: the number after ``"term": `` read by CAST, which stops at the comma.
+    (``json_extract`` would parse the whole document once per term and card.)"""
+    doc = f"{alias}doc"
+    cols, params = [], []
+    for term in terms:
+        key = f'"{term}": '
+        cols.append(f"CASE WHEN instr({doc}, ?) > 0 THEN CAST(substr({doc}, instr({doc}, ?) + ?, 32)"
+                    " AS REAL) END")
+        params += [key, key, len(key)]
+    return "".join(", " + c for c in cols), params
+
+
+def _wide(kind: str) -> str:
+    """The table (or view) holding whole records of ``kind``."""
+    return "cardsx" if kind == "cards" else kind
 
 
 def _chunks(items: list, size: int = 500):
@@ -608,7 +623,7 @@ class _Apply:
                 continue
             if rid not in pending:
                 extra = ", doc, pool" if name == "cards" else ""
-                row = self.db.execute(f"SELECT data{extra} FROM {name} WHERE id=?",
+                row = self.db.execute(f"SELECT data{extra} FROM {_wide(name)} WHERE id=?",
                                       (rid,)).fetchone()
                 pending[rid] = fastjson.loads(row[0]) if row else None
                 if row and name == "cards" and row[2]:
@@ -625,7 +640,10 @@ class _Apply:
                 df[term] = df.get(term, 0) - 1
         for rid, card in pending.items():
             columns = self._card_columns(card, counts.get(rid, {}))
-            self._upsert("cards", rid, columns)
+            wide = {k: columns.pop(k) for k in ("data", "doc", "tdoc")}
+            row = self._upsert("cards", rid, columns)
+            self.db.execute("INSERT OR REPLACE INTO cardwide VALUES (?,?,?,?)",
+                            (row, wide["data"], wide["doc"], wide["tdoc"]))
             if columns["pool"]:
                 for term in columns["_doc"]:
                     df[term] = df.get(term, 0) + 1
@@ -650,14 +668,17 @@ class _Apply:
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
                 "least": 5 + _visible(card.get("id")) + _visible(card.get("title"))}
 
-    def _upsert(self, table: str, rid: str, columns: dict) -> None:
+    def _upsert(self, table: str, rid: str, columns: dict) -> int:
+        """Update or insert the row of id ``rid``; its rowid."""
         names = [n for n in columns if not n.startswith("_")]
         sets = ", ".join(f"{n}=?" for n in names)
         values = [columns[n] for n in names]
-        cursor = self.db.execute(f"UPDATE {table} SET {sets} WHERE id=?", (*values, rid))
-        if cursor.rowcount == 0:
-            self.db.execute(f"INSERT INTO {table}(id, {', '.join(names)}) VALUES "
-                            f"(?{', ?' * len(names)})", (rid, *values))
+        row = self.db.execute(f"UPDATE {table} SET {sets} WHERE id=? RETURNING rid",
+                              (*values, rid)).fetchone()
+        if row:
+            return row[0]
+        return self.db.execute(f"INSERT INTO {table}(id, {', '.join(names)}) VALUES "
+                               f"(?{', ?' * len(names)})", (rid, *values)).lastrowid
 
     def _rescore(self) -> None:
         """Cards whose signals changed without a new version of the card itself."""
@@ -666,7 +687,7 @@ class _Apply:
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
             for rid, data in self.db.execute(
-                    f"SELECT id, data FROM cards WHERE id IN ({marks})", chunk).fetchall():
+                    f"SELECT id, data FROM cardsx WHERE id IN ({marks})", chunk).fetchall():
                 view = public(fastjson.loads(data))
                 mine = counts.get(rid, {})
                 self.db.execute("UPDATE cards SET score=?, ready=? WHERE id=?",
