@@ -7,6 +7,7 @@ an existing one (explicit ``key``, else normalized title + when_to_use +
 skill) gets a new merged version and an ``aha_reinforced`` signal.
 """
 
+import re
 from typing import Dict, List, Optional, Tuple
 
 from . import model, redact
@@ -19,8 +20,12 @@ LIST_FIELDS = ("solution_steps", "evidence", "gotchas", "links", "tags", "notes"
 SECTIONS = (("aha_cards", "card", "cards"), ("recommendations", "rec", "recs"))
 
 
+_ALNUM = re.compile(r"[^\W_]+")  # runs of str.isalnum characters
+
+
 def _norm(text) -> str:
-    return " ".join("".join(c if c.isalnum() else " " for c in str(text or "").lower()).split())
+    """Lower-case alphanumeric runs joined by single spaces."""
+    return " ".join(_ALNUM.findall(str(text or "").lower()))
 
 
 def dedup_key(item: dict) -> str:

@@ -7,6 +7,7 @@ functions over dicts; no store access.
 
 import math
 import re
+from collections import Counter
 from typing import Dict, List, Sequence
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -20,17 +21,31 @@ FIELD_WEIGHTS = {"title": 3.0, "tags": 2.0, "when_to_use": 2.0, "problem": 1.0,
 K1, B = 1.2, 0.75
 
 
+_PIECES: Dict[str, tuple] = {}  # word -> its tokens (a vocabulary is small; indexing repeats it)
+
+
 def tokenize(text: str) -> List[str]:
     """Lower-case word pieces; compound words also yield their parts."""
-    out = []
+    out: List[str] = []
     for word in _WORD.findall(text or ""):
-        parts = _CAMEL.findall(word)
-        lowered = word.lower()
-        if lowered not in STOPWORDS and len(lowered) > 1:
-            out.append(lowered)
-        if len(parts) > 1:
-            out.extend(p.lower() for p in parts if len(p) > 1 and p.lower() not in STOPWORDS)
+        pieces = _PIECES.get(word)
+        if pieces is None:
+            pieces = _word_tokens(word)
+            if len(_PIECES) < 200_000:
+                _PIECES[word] = pieces
+        out.extend(pieces)
     return out
+
+
+def _word_tokens(word: str) -> tuple:
+    out = []
+    parts = _CAMEL.findall(word)
+    lowered = word.lower()
+    if lowered not in STOPWORDS and len(lowered) > 1:
+        out.append(lowered)
+    if len(parts) > 1:
+        out.extend(p.lower() for p in parts if len(p) > 1 and p.lower() not in STOPWORDS)
+    return tuple(out)
 
 
 def _field_text(value) -> str:
@@ -42,9 +57,13 @@ def _field_text(value) -> str:
 def document(record: dict, fields: Dict[str, float] = FIELD_WEIGHTS) -> Dict[str, float]:
     """Weighted term frequencies of one record."""
     tf: Dict[str, float] = {}
-    for name, weight in fields.items():
-        for token in tokenize(_field_text(record.get(name))):
-            tf[token] = tf.get(token, 0.0) + weight
+    for name, weight in fields.items():  # weights are whole numbers: weight x n is exact
+        for word, n in Counter(_WORD.findall(_field_text(record.get(name)))).items():
+            pieces = _PIECES.get(word)
+            if pieces is None:
+                pieces = tokenize(word)
+            for token in pieces:
+                tf[token] = tf.get(token, 0.0) + weight * n
     return tf
 
 

@@ -453,10 +453,15 @@ class _Apply:
     def __init__(self, index: Index):
         self.ix, self.db, self.memory = index, index.db, index.memory
         self.dirty_cards: set = set()   # ids whose score or readiness may have changed
+        self.changed: set = set()       # cards with a new version in this run
+        self.rebuilding = False
+        self.left_pool: List[Dict[str, float]] = []  # their documents as advice's pool had them
 
     def run(self, rebuild: bool) -> None:
+        self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
         for name in NAMES:
             self._file(name, rebuild)
+        self._derive()
         self._rescore()
         self._trim_recent()
 
@@ -573,6 +578,10 @@ class _Apply:
                 what = r.get("title") or r.get("task_summary") or \
                     f"{r.get('kind', '')} {r.get('aha_id') or r.get('rec_id') or ''}".strip()
                 yield str(r.get("ts", "")), cell(what)
+        stamps = [str(r.get("ts", "")) for r in records]
+        if len(records) > RECENT:  # only lines that can be among the latest get their text
+            floor = heapq.nlargest(RECENT, stamps)[-1]
+            records = [r for r, ts in zip(records, stamps) if ts >= floor]
         self.db.executemany("INSERT INTO recent VALUES (?,?,?)",
                             [(name, ts, what) for ts, what in heapq.nlargest(RECENT, rows())])
 
@@ -615,49 +624,82 @@ class _Apply:
                             [(k, n) for k, n in counts.items() if isinstance(k, str)])
 
     def _fold(self, name: str, records: List[dict]) -> None:
+        """Merge new lines into the stored fold; card columns are derived once, at the end."""
         pending: Dict[str, Optional[dict]] = {}
-        before: Dict[str, Dict[str, float]] = {}  # docs of cards that were in advice's pool
+        rowids: Dict[str, Optional[int]] = {}
         for record in records:
             rid = record.get("id")
             if not isinstance(rid, str) or not rid:
                 continue
             if rid not in pending:
-                extra = ", doc, pool" if name == "cards" else ""
-                row = self.db.execute(f"SELECT data{extra} FROM {_wide(name)} WHERE id=?",
-                                      (rid,)).fetchone()
-                pending[rid] = fastjson.loads(row[0]) if row else None
-                if row and name == "cards" and row[2]:
-                    before[rid] = fastjson.loads(row[1])
+                pending[rid], rowids[rid] = self._stored(name, rid)
             pending[rid] = merge(pending[rid], record)
         if name == "recs":
-            for rid, rec in pending.items():
-                self._upsert("recs", rid, {"data": fastjson.dumps(rec), "dkey": dedup_key(rec)})
+            for rid, folded in pending.items():
+                self._upsert("recs", rid, {"data": fastjson.dumps(folded),
+                                           "dkey": dedup_key(folded)})
             return
-        counts = self.ix.tallies(pending)
+        self.db.executemany("INSERT OR IGNORE INTO cards(id) VALUES (?)",
+                            [(rid,) for rid, row in rowids.items() if row is None])
+        self.db.executemany("INSERT INTO cardwide(rid, data) SELECT rid, ? FROM cards WHERE id=? "
+                            "ON CONFLICT(rid) DO UPDATE SET data = excluded.data",
+                            [(fastjson.dumps(folded), rid) for rid, folded in pending.items()])
+        self.changed.update(pending)
+
+    def _stored(self, name: str, rid: str):
+        """The folded record stored for ``rid`` and its card rowid; the first time a card is
+        touched in this run, its document leaves advice's pool statistics (``_derive``)."""
+        if name == "recs":
+            row = self.db.execute("SELECT data FROM recs WHERE id=?", (rid,)).fetchone()
+            return (fastjson.loads(row[0]) if row else None), None
+        if self.rebuilding and rid not in self.changed:
+            return None, None  # the tables started empty: not stored yet
+        row = self.db.execute("SELECT c.rid, w.data, w.doc, c.pool FROM cards c JOIN cardwide w "
+                              "ON w.rid = c.rid WHERE c.id=?", (rid,)).fetchone()
+        if row is None:
+            return None, None
+        if rid not in self.changed and row[3]:
+            self.left_pool.append(fastjson.loads(row[2]))
+            self.changed.add(rid)
+        return fastjson.loads(row[1]), row[0]
+
+    def _derive(self) -> None:
+        """Columns of every card changed in this run: tokenized once, whatever its versions."""
         df: Dict[str, int] = {}
-        for doc in before.values():
+        for doc in self.left_pool:
             for term in doc:
                 df[term] = df.get(term, 0) - 1
-        for rid, card in pending.items():
-            columns = self._card_columns(card, counts.get(rid, {}))
-            wide = {k: columns.pop(k) for k in ("data", "doc", "tdoc")}
-            row = self._upsert("cards", rid, columns)
-            self.db.execute("INSERT OR REPLACE INTO cardwide VALUES (?,?,?,?)",
-                            (row, wide["data"], wide["doc"], wide["tdoc"]))
-            if columns["pool"]:
-                for term in columns["_doc"]:
-                    df[term] = df.get(term, 0) + 1
+        ids = list(self.changed)
+        for chunk in _chunks(ids):
+            counts = self.ix.tallies(chunk)
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(f"SELECT c.id, c.rid, w.data FROM cards c JOIN cardwide w ON "
+                                   f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
+            narrow, wide, names = [], [], None
+            for cid, row, data in rows:
+                columns = self._card_columns(fastjson.loads(data), counts.get(cid, {}))
+                doc, tdoc, terms = columns.pop("doc"), columns.pop("tdoc"), columns.pop("_doc")
+                names = names or list(columns)
+                narrow.append((*columns.values(), row))
+                wide.append((doc, tdoc, row))
+                if columns["pool"]:
+                    for term in terms:
+                        df[term] = df.get(term, 0) + 1
+            if names:
+                self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
+                                    "WHERE rid=?", narrow)
+                self.db.executemany("UPDATE cardwide SET doc=?, tdoc=? WHERE rid=?", wide)
         self.db.executemany("INSERT INTO pooldf VALUES (?,?) ON CONFLICT(term) "
                             "DO UPDATE SET n = n + excluded.n",
                             [(t, n) for t, n in df.items() if n])
-        self.dirty_cards.difference_update(pending)
+        self.dirty_cards.difference_update(ids)
 
     def _card_columns(self, card: dict, counts: Dict[str, int]) -> dict:
         ts, status, skill, scope, raw_status, origin, tags = _view_columns(card)
         view = public(card)
         doc = search.document(card)
         title = list(dict.fromkeys(search.tokenize(str(card.get("title") or ""))))
-        return {"data": fastjson.dumps(card), "ts": ts, "status": status, "skill": skill,
+        return {"ts": ts, "status": status, "skill": skill,
                 "scope": scope, "raw_status": raw_status, "origin": origin, "tags": tags,
                 "dkey": dedup_key(card), "score": score.score(view, counts)[0],
                 "ready": int(score.backport_ready(view, counts)),
@@ -710,7 +752,8 @@ def _tally_keys(records: List[dict]):
 def _visible(value) -> int:
     """Characters of ``str(value or "")`` no cleaning removes: a lower bound of the length of
     advice's item line ``- [id] title`` (which only drops control characters and spaces)."""
-    return sum(1 for ch in str(value or "") if ch > " " and not ch.isspace())
+    kept = "".join(str(value or "").split())
+    return len(kept) if kept.isprintable() else sum(1 for ch in kept if ch > " ")
 
 
 def cell(text) -> str:
