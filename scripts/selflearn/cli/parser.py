@@ -30,7 +30,9 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def build_parser() -> Parser:
+def build_parser(only: Optional[str] = None) -> Parser:
+    """The whole parser; with ``only``, just that subcommand's (the rest cost more to build
+    than a fast command takes to run), or the whole one when ``only`` names none."""
     parser = Parser(prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
                     description="Memory for coding agents: recall before work, record after, "
                     "learn from hooks, graduate what proves itself.",
@@ -38,9 +40,41 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_SubParser)
     sub.required = True
+    target = sub if only is None else _Only(sub, only)
     for add in COMMANDS:
-        add(sub)
+        add(target)
+    if only is not None and not target.found:
+        return build_parser()
     return parser
+
+
+class _Only:
+    """Subparsers that build only the command named ``name`` and skip the others."""
+
+    def __init__(self, sub, name: str):
+        self.sub, self.name, self.found = sub, name, False
+
+    def add_parser(self, name: str, **kwargs):
+        if name == self.name or self.name in kwargs.get("aliases", ()):
+            self.found = True
+            return self.sub.add_parser(name, **kwargs)
+        return _SKIP
+
+    def __getattr__(self, attr):
+        return getattr(self.sub, attr)
+
+
+class _Skipped:
+    """Stands in for a skipped subcommand's parser: every call does nothing."""
+
+    def __getattr__(self, attr):
+        return self._nothing
+
+    def _nothing(self, *args, **kwargs):
+        return self
+
+
+_SKIP = _Skipped()
 
 
 class _SubParser(Parser):
@@ -72,7 +106,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             from ..observation import hook
             from ..surfacing import injection
             return hook.main(argv[1:], injection.inject)
-        args = build_parser().parse_args(argv)
+        first = argv[0] if argv and not argv[0].startswith("-") else None
+        args = build_parser(first).parse_args(argv)
         ctx = Context(args)
         data, lines = args.run(ctx)
         if getattr(args, "writes", False):

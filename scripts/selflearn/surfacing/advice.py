@@ -201,7 +201,7 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
     rows = ix.rows(
         "SELECT c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.doclen, c.tdoc, "
         f"c.least, e.used, e.helped, e.violated, e.last, e.last_violation{fields} "
-        "FROM cardsx c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
+        "FROM cardsd c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
     rels = _indexed_relevance(ix, terms, rows) if terms else [1.0] * len(rows)
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
     out = []

@@ -160,7 +160,7 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> Li
     fields, field_params = storeindex.term_columns(terms)
     hits = " OR ".join("instr(doc, ?) > 0" for _ in terms)
     rows = [r for r in ix.rows(
-        f"SELECT rid, score, ts, status, ready, doclen{fields} FROM cardsx "
+        f"SELECT rid, score, ts, status, ready, doclen{fields} FROM cardsd "
         f"WHERE {where} AND ({hits}) ORDER BY rid",
         (*field_params, *params, *(f'"{t}": ' for t in terms))) if allowed is None or r[0] in allowed]
     df = [sum(1 for r in rows if r[6 + i]) for i in range(len(terms))]

@@ -43,12 +43,16 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, base REAL, first TEXT, last_seen TEXT, least INTEGER);
-CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT, doc TEXT, tdoc TEXT);
-CREATE VIEW cardsx AS SELECT cards.*, cardwide.data, cardwide.doc, cardwide.tdoc
-    FROM cards JOIN cardwide ON cardwide.rid = cards.rid;
+CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
+CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
+CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
+    ON cardwide.rid = cards.rid;
+CREATE VIEW cardsd AS SELECT cards.*, carddoc.doc, carddoc.tdoc FROM cards JOIN carddoc
+    ON carddoc.rid = cards.rid;
 CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
-CREATE INDEX cards_pool ON cards(pool);
+CREATE INDEX cards_pool ON cards(pool, doclen);
+CREATE INDEX cards_status ON cards(status, ready, doclen);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid);
 CREATE TABLE pooldf(term TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE recs(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, dkey TEXT);
@@ -61,7 +65,7 @@ CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOU
 CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 """
-_DROP = ("files", "problems", "refused", "cards", "cardwide", "recs", "tally", "evidence", "touched",
+_DROP = ("files", "problems", "refused", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
          "stamps", "recent", "surfaced", "pooldf")
 # The cards advice may surface (its pool for relevance): accepted and candidate ones, and
 # proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
@@ -202,6 +206,8 @@ class Index:
             _remove(self.path)
             self.db = self._connect()
         try:
+            if self.db.execute("PRAGMA page_count").fetchone()[0] == 0:
+                self.db.execute("PRAGMA page_size=16384")  # whole card rows fit a page
             self.db.execute("PRAGMA journal_mode=WAL")
         except sqlite3.OperationalError:  # another process holds it; it sets WAL too
             pass
@@ -220,6 +226,7 @@ class Index:
 
     def _create(self) -> None:
         self.db.execute("DROP VIEW IF EXISTS cardsx")
+        self.db.execute("DROP VIEW IF EXISTS cardsd")
         for table in _DROP:
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _TABLES.split(";"):
@@ -654,8 +661,9 @@ class _Apply:
             return (fastjson.loads(row[0]) if row else None), None
         if self.rebuilding and rid not in self.changed:
             return None, None  # the tables started empty: not stored yet
-        row = self.db.execute("SELECT c.rid, w.data, w.doc, c.pool FROM cards c JOIN cardwide w "
-                              "ON w.rid = c.rid WHERE c.id=?", (rid,)).fetchone()
+        row = self.db.execute("SELECT c.rid, w.data, d.doc, c.pool FROM cards c JOIN cardwide w "
+                              "ON w.rid = c.rid LEFT JOIN carddoc d ON d.rid = c.rid "
+                              "WHERE c.id=?", (rid,)).fetchone()
         if row is None:
             return None, None
         if rid not in self.changed and row[3]:
@@ -681,14 +689,15 @@ class _Apply:
                 doc, tdoc, terms = columns.pop("doc"), columns.pop("tdoc"), columns.pop("_doc")
                 names = names or list(columns)
                 narrow.append((*columns.values(), row))
-                wide.append((doc, tdoc, row))
+                wide.append((row, doc, tdoc))
                 if columns["pool"]:
                     for term in terms:
                         df[term] = df.get(term, 0) + 1
             if names:
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
-                self.db.executemany("UPDATE cardwide SET doc=?, tdoc=? WHERE rid=?", wide)
+                self.db.executemany("INSERT INTO carddoc VALUES (?,?,?) ON CONFLICT(rid) DO UPDATE "
+                                    "SET doc = excluded.doc, tdoc = excluded.tdoc", wide)
         self.db.executemany("INSERT INTO pooldf VALUES (?,?) ON CONFLICT(term) "
                             "DO UPDATE SET n = n + excluded.n",
                             [(t, n) for t, n in df.items() if n])
