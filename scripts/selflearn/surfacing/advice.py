@@ -187,21 +187,20 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
     terms = list(dict.fromkeys(search.tokenize(query))) if query else []
     if query and not terms:
         return []
-    fields, params = storeindex.term_columns(terms, "c.")
-    where = ["c.pool = 1"]
+    names = ["rid", "id", "raw_status", "base", "first", "last_seen", "doclen", "tdoc", "least",
+             "used", "helped", "violated", "last", "last_violation"]
+    inner = [f"c.{n}" for n in names[:9]] + [f"e.{n}" for n in names[9:]]
+    source = "FROM cardsd c LEFT JOIN evidence e ON e.id = c.id WHERE c.pool = 1"
     if terms:
-        where.append("(" + " OR ".join("instr(c.doc, ?) > 0" for _ in terms) + ")")
-        params += [f'"{t}": ' for t in terms]
+        sql, params = storeindex.with_terms(names, inner, source, [], terms)
     else:
         weeks = int((1 - (MIN_CONFIDENCE - 0.0005)) / lifecycle.DECAY_PER_WEEK) + 1
         last = "max(c.last_seen, c.first, coalesce(e.last, ''))"
-        where.append(f"c.raw_status != 'candidate' AND (e.violated > 0 OR {last} >= ? OR NOT "
-                     f"{last} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*')")
-        params.append(model.iso(now - (weeks * 7 + 1) * lifecycle.DAY))
-    rows = ix.rows(
-        "SELECT c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.doclen, c.tdoc, "
-        f"c.least, e.used, e.helped, e.violated, e.last, e.last_violation{fields} "
-        "FROM cardsd c LEFT JOIN evidence e ON e.id = c.id WHERE " + " AND ".join(where), params)
+        sql = (f"SELECT {', '.join(inner)} {source} AND c.raw_status != 'candidate' AND "
+               f"(e.violated > 0 OR {last} >= ? OR NOT "
+               f"{last} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*')")
+        params = [model.iso(now - (weeks * 7 + 1) * lifecycle.DAY)]
+    rows = ix.rows(sql, params)
     rels = _indexed_relevance(ix, terms, rows) if terms else [1.0] * len(rows)
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
     out = []

@@ -157,12 +157,11 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> Li
     if not n:
         return []
     avg = (total / n) or 1.0
-    fields, field_params = storeindex.term_columns(terms)
-    hits = " OR ".join("instr(doc, ?) > 0" for _ in terms)
-    rows = [r for r in ix.rows(
-        f"SELECT rid, score, ts, status, ready, doclen{fields} FROM cardsd "
-        f"WHERE {where} AND ({hits}) ORDER BY rid",
-        (*field_params, *params, *(f'"{t}": ' for t in terms))) if allowed is None or r[0] in allowed]
+    names = ["rid", "score", "ts", "status", "ready", "doclen"]
+    sql, sql_params = storeindex.with_terms(names, names, f"FROM cardsd WHERE {where}",
+                                            params, terms)
+    rows = [r for r in ix.rows(sql + " ORDER BY rid", sql_params)
+            if allowed is None or r[0] in allowed]
     df = [sum(1 for r in rows if r[6 + i]) for i in range(len(terms))]
     idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
     ranked = []

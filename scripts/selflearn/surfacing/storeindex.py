@@ -413,18 +413,31 @@ class Index:
         return out
 
 
-def term_columns(terms: List[str], alias: str = "") -> Tuple[str, list]:
-    """SQL columns giving each term's weighted frequency in a card's ``doc`` (NULL when absent),
-    and their parameters: the number after ``"term": `` read by CAST, which stops at the comma.
-    (``json_extract`` would parse the whole document once per term and card.)"""
-    doc = f"{alias}doc"
-    cols, params = [], []
-    for term in terms:
-        key = f'"{term}": '
-        cols.append(f"CASE WHEN instr({doc}, ?) > 0 THEN CAST(substr({doc}, instr({doc}, ?) + ?, 32)"
-                    " AS REAL) END")
-        params += [key, key, len(key)]
-    return "".join(", " + c for c in cols), params
+def encode_doc(doc: Dict[str, float]) -> str:
+    """A card's document as `` term:frequency`` pairs: short to scan, each term findable as
+    `` term:`` (terms are ``[a-z0-9]+``), its frequency read by CAST up to the next space."""
+    return "".join(f" {term}:{freq!r}" for term, freq in doc.items())
+
+
+def doc_terms(text: str) -> List[str]:
+    return [pair.split(":", 1)[0] for pair in (text or "").split()]
+
+
+def with_terms(names: List[str], inner: List[str], source: str, params: list,
+               terms: List[str]) -> Tuple[str, list]:
+    """SQL for the rows of ``source`` (``FROM … WHERE …`` over a ``doc`` column) whose
+    document names a query term: ``names`` (computed as ``inner``), then each term's
+    frequency (NULL when absent). Each term is searched once per row: the inner query is
+    a co-routine (its LIMIT keeps SQLite from folding it into the outer one)."""
+    keys = [f" {t}:" for t in terms]
+    cols = ", ".join(f"{expr} AS {name}" for expr, name in zip(inner, names))
+    pos = ", ".join(f"instr(doc, ?) AS p{i}" for i in range(len(terms)))
+    freqs = "".join(f", CASE WHEN p{i} > 0 THEN CAST(substr(doc, p{i} + {len(k)}, 32) AS REAL) END"
+                    for i, k in enumerate(keys))
+    hit = " OR ".join(f"p{i} > 0" for i in range(len(terms)))
+    sql = (f"SELECT {', '.join(names)}{freqs} FROM (SELECT {cols}, doc, {pos} {source} "
+           f"LIMIT -1) WHERE {hit}")
+    return sql, [*keys, *params]
 
 
 def _wide(kind: str) -> str:
@@ -462,7 +475,7 @@ class _Apply:
         self.dirty_cards: set = set()   # ids whose score or readiness may have changed
         self.changed: set = set()       # cards with a new version in this run
         self.rebuilding = False
-        self.left_pool: List[Dict[str, float]] = []  # their documents as advice's pool had them
+        self.left_pool: List[List[str]] = []  # their documents' terms as advice's pool had them
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
@@ -667,7 +680,7 @@ class _Apply:
         if row is None:
             return None, None
         if rid not in self.changed and row[3]:
-            self.left_pool.append(fastjson.loads(row[2]))
+            self.left_pool.append(doc_terms(row[2]))
             self.changed.add(rid)
         return fastjson.loads(row[1]), row[0]
 
@@ -712,7 +725,7 @@ class _Apply:
                 "scope": scope, "raw_status": raw_status, "origin": origin, "tags": tags,
                 "dkey": dedup_key(card), "score": score.score(view, counts)[0],
                 "ready": int(score.backport_ready(view, counts)),
-                "doc": fastjson.dumps(doc), "doclen": sum(doc.values()),
+                "doc": encode_doc(doc), "doclen": sum(doc.values()),
                 "pool": int(surfaceable(card)), "base": lifecycle.base_confidence(card),
                 "first": str(card.get("_first_ts") or card.get("ts") or ""),
                 "last_seen": str(card.get("last_seen") or ""),
