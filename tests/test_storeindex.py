@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from selflearn.storage import model, paths
 from selflearn.storage.memory import Memory, Stores
-from selflearn.surfacing import advice, index, review, storeindex
+from selflearn.surfacing import advice, catalog, index, review, storeindex
 
 NOW = "2026-03-01T12:00:00Z"
 WORDS = ("pytest", "cache", "docker", "npm", "SessionStart", "read-only", "checkout", "flaky",
@@ -91,9 +91,11 @@ def _compare(store_dir, query, status, monkeypatch):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(files=STORES, query=QUERIES, status=st.sampled_from([None, "accepted", "retired"]),
-       split=st.integers(0, 14))
-def test_index_answers_equal_a_fresh_fold(files, query, status, split, tmp_path_factory, monkeypatch):
+       split=st.integers(0, 14), extra=st.sampled_from([0, 1, 50]))
+def test_index_answers_equal_a_fresh_fold(files, query, status, split, extra, tmp_path_factory,
+                                          monkeypatch):
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(catalog, "EXTRA_ROWS", extra)  # few extra rows: the cut's tie rules work
     store_dir = str(tmp_path_factory.mktemp("store"))
     _write(store_dir, files, slice(0, split))
     _compare(store_dir, query, status, monkeypatch)  # builds the index from the first part

@@ -220,7 +220,7 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
         age = now - model.parse_ts(last)
         recency = 0.5 ** (max(0.0, age) / (HALF_LIFE_DAYS * lifecycle.DAY))
         out.append(Ranked({"id": cid, "status": status}, rel, conf, round(recency, 4), violations,
-                          e.last_violation if e is not None else "", min(least, LINE_MAX),
+                          e.last_violation if e is not None else "", min(least, LINE_MAX - 1),
                           lambda rid=rid: load(rid)))
     out.sort(key=lambda r: (-r.priority, r.card["id"]))
     return out
@@ -235,8 +235,8 @@ def _indexed_relevance(ix, terms: List[str], rows: list) -> List[float]:
     df = dict.fromkeys(wanted, 0)
     for chunk in range(0, len(wanted), 500):
         part = sorted(wanted)[chunk:chunk + 500]
-        df.update(ix.rows(f"SELECT term, n FROM pooldf WHERE term IN ({','.join('?' * len(part))})",
-                          part))
+        df.update(ix.rows("SELECT term, n FROM pooldf WHERE pool = 'advice' AND term IN "
+                          f"({','.join('?' * len(part))})", part))
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
     out = []
     for row, title in zip(rows, titles):

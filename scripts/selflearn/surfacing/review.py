@@ -19,7 +19,7 @@ def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str]
     ix = storeindex.of_stores(stores)
     if ix is not None:  # the derived index: only the cards shown are built
         ix.check(["signals", "cards"])
-        order = catalog.order(ix, query, skill, tag, None, statuses)
+        order = catalog.order(ix, query, skill, tag, None, statuses, max(limit, 0))
         items = catalog.views_of(ix, stores, order[:limit] if limit > 0 else order)
         data = {"count": len(items), "total": len(order), "items": items}
         return _message(data, ix.scalar("SELECT count(*) FROM cards") > 0, bool(order))

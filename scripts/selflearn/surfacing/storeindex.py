@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - some minimal Python builds leave it ou
     sqlite3 = None
 
 from ..learning import lifecycle
-from ..storage import fastjson, model, paths, store
+from ..storage import fastjson, model, paths, store, text
 from ..storage.record import dedup_key
 from . import score, search
 
@@ -42,7 +42,8 @@ CREATE TABLE refused(name TEXT, message TEXT);
 CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
-                   pool INTEGER, base REAL, first TEXT, last_seen TEXT, least INTEGER);
+                   pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
+                   least INTEGER);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -54,7 +55,8 @@ CREATE INDEX cards_dkey ON cards(dkey);
 CREATE INDEX cards_pool ON cards(pool, doclen);
 CREATE INDEX cards_status ON cards(status, ready, doclen);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid);
-CREATE TABLE pooldf(term TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
+CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
+CREATE INDEX cards_listed ON cards(listed, doclen);
 CREATE TABLE recs(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, dkey TEXT);
 CREATE INDEX recs_dkey ON recs(dkey);
 CREATE TABLE tally(target TEXT, what TEXT, n INTEGER, PRIMARY KEY(target, what)) WITHOUT ROWID;
@@ -67,6 +69,8 @@ CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 """
 _DROP = ("files", "problems", "refused", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
          "stamps", "recent", "surfaced", "pooldf")
+# ``pooldf`` keeps document frequencies for two pools: "advice" (below) and "list", the cards
+# ``list`` and ``review`` show by default (status not hidden), so a query needs no df pass.
 # The cards advice may surface (its pool for relevance): accepted and candidate ones, and
 # proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
 POOL_STATUSES = ("accepted", "proposed", "candidate")
@@ -432,8 +436,8 @@ def with_terms(names: List[str], inner: List[str], source: str, params: list,
     keys = [f" {t}:" for t in terms]
     cols = ", ".join(f"{expr} AS {name}" for expr, name in zip(inner, names))
     pos = ", ".join(f"instr(doc, ?) AS p{i}" for i in range(len(terms)))
-    freqs = "".join(f", CASE WHEN p{i} > 0 THEN CAST(substr(doc, p{i} + {len(k)}, 32) AS REAL) END"
-                    for i, k in enumerate(keys))
+    freqs = "".join(f", CASE WHEN p{i} > 0 THEN CAST(substr(doc, p{i} + {len(k)}, 32) AS REAL) "
+                    f"END AS f{i}" for i, k in enumerate(keys))
     hit = " OR ".join(f"p{i} > 0" for i in range(len(terms)))
     sql = (f"SELECT {', '.join(names)}{freqs} FROM (SELECT {cols}, doc, {pos} {source} "
            f"LIMIT -1) WHERE {hit}")
@@ -475,7 +479,7 @@ class _Apply:
         self.dirty_cards: set = set()   # ids whose score or readiness may have changed
         self.changed: set = set()       # cards with a new version in this run
         self.rebuilding = False
-        self.left_pool: List[List[str]] = []  # their documents' terms as advice's pool had them
+        self.left_pool: list = []  # (terms, in advice's pool, listed) as they were before
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
@@ -674,22 +678,25 @@ class _Apply:
             return (fastjson.loads(row[0]) if row else None), None
         if self.rebuilding and rid not in self.changed:
             return None, None  # the tables started empty: not stored yet
-        row = self.db.execute("SELECT c.rid, w.data, d.doc, c.pool FROM cards c JOIN cardwide w "
+        row = self.db.execute("SELECT c.rid, w.data, d.doc, c.pool, c.listed FROM cards c "
+                              "JOIN cardwide w "
                               "ON w.rid = c.rid LEFT JOIN carddoc d ON d.rid = c.rid "
                               "WHERE c.id=?", (rid,)).fetchone()
         if row is None:
             return None, None
-        if rid not in self.changed and row[3]:
-            self.left_pool.append(doc_terms(row[2]))
+        if rid not in self.changed and (row[3] or row[4]):
+            self.left_pool.append((doc_terms(row[2]), row[3], row[4]))
             self.changed.add(rid)
         return fastjson.loads(row[1]), row[0]
 
     def _derive(self) -> None:
         """Columns of every card changed in this run: tokenized once, whatever its versions."""
-        df: Dict[str, int] = {}
-        for doc in self.left_pool:
-            for term in doc:
-                df[term] = df.get(term, 0) - 1
+        df: Dict[Tuple[str, str], int] = {}  # (pool, term) -> change
+        for terms, pool, listed in self.left_pool:
+            for name, member in (("advice", pool), ("list", listed)):
+                if member:
+                    for term in terms:
+                        df[(name, term)] = df.get((name, term), 0) - 1
         ids = list(self.changed)
         for chunk in _chunks(ids):
             counts = self.ix.tallies(chunk)
@@ -703,17 +710,18 @@ class _Apply:
                 names = names or list(columns)
                 narrow.append((*columns.values(), row))
                 wide.append((row, doc, tdoc))
-                if columns["pool"]:
-                    for term in terms:
-                        df[term] = df.get(term, 0) + 1
+                for name, member in (("advice", columns["pool"]), ("list", columns["listed"])):
+                    if member:
+                        for term in terms:
+                            df[(name, term)] = df.get((name, term), 0) + 1
             if names:
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
                 self.db.executemany("INSERT INTO carddoc VALUES (?,?,?) ON CONFLICT(rid) DO UPDATE "
                                     "SET doc = excluded.doc, tdoc = excluded.tdoc", wide)
-        self.db.executemany("INSERT INTO pooldf VALUES (?,?) ON CONFLICT(term) "
+        self.db.executemany("INSERT INTO pooldf VALUES (?,?,?) ON CONFLICT(pool, term) "
                             "DO UPDATE SET n = n + excluded.n",
-                            [(t, n) for t, n in df.items() if n])
+                            [(pool, t, n) for (pool, t), n in df.items() if n])
         self.dirty_cards.difference_update(ids)
 
     def _card_columns(self, card: dict, counts: Dict[str, int]) -> dict:
@@ -727,10 +735,11 @@ class _Apply:
                 "ready": int(score.backport_ready(view, counts)),
                 "doc": encode_doc(doc), "doclen": sum(doc.values()),
                 "pool": int(surfaceable(card)), "base": lifecycle.base_confidence(card),
+                "listed": int(status is None or status not in model.HIDDEN_STATUSES),
                 "first": str(card.get("_first_ts") or card.get("ts") or ""),
                 "last_seen": str(card.get("last_seen") or ""),
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
-                "least": 5 + _visible(card.get("id")) + _visible(card.get("title"))}
+                "least": item_floor(card)}
 
     def _upsert(self, table: str, rid: str, columns: dict) -> int:
         """Update or insert the row of id ``rid``; its rowid."""
@@ -771,11 +780,17 @@ def _tally_keys(records: List[dict]):
             yield target, what
 
 
-def _visible(value) -> int:
-    """Characters of ``str(value or "")`` no cleaning removes: a lower bound of the length of
-    advice's item line ``- [id] title`` (which only drops control characters and spaces)."""
-    kept = "".join(str(value or "").split())
-    return len(kept) if kept.isprintable() else sum(1 for ch in kept if ch > " ")
+def item_floor(card: dict) -> int:
+    """How long advice's item for this card is at least: its first line ``- [id] title: detail``
+    (first step, else the problem) before any cut; advice caps it at LINE_MAX - 1 (a cut may drop
+    one trailing space before its ellipsis), since an
+    escalation note and a correction only ever lengthen the item."""
+    steps = card.get("solution_steps")
+    detail = next((s for s in steps if isinstance(s, str) and s.strip()), "") \
+        if isinstance(steps, list) else ""
+    detail = text.clean(detail or card.get("problem") or "")
+    line = f"- [{text.clean(card['id'])}] {text.clean(card.get('title'))}"
+    return len(line + (f": {detail}" if detail else ""))
 
 
 def cell(text) -> str:
