@@ -190,10 +190,12 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
     names = ["rid", "id", "raw_status", "base", "first", "last_seen", "doclen", "tdoc", "least",
              "used", "helped", "violated", "last", "last_violation"]
     inner = [f"c.{n}" for n in names[:9]] + [f"e.{n}" for n in names[9:]]
-    source = "FROM cardsd c LEFT JOIN evidence e ON e.id = c.id WHERE c.pool = 1"
     if terms:
+        source = "FROM cardsd c LEFT JOIN evidence e ON e.id = c.id WHERE c.pool = 1"
         sql, params = storeindex.with_terms(names, inner, source, [], terms)
-    else:
+    else:  # no relevance: the narrow table, without documents
+        inner[names.index("tdoc")] = "NULL"
+        source = "FROM cards c LEFT JOIN evidence e ON e.id = c.id WHERE c.pool = 1"
         weeks = int((1 - (MIN_CONFIDENCE - 0.0005)) / lifecycle.DECAY_PER_WEEK) + 1
         last = "max(c.last_seen, c.first, coalesce(e.last, ''))"
         sql = (f"SELECT {', '.join(inner)} {source} AND c.raw_status != 'candidate' AND "
@@ -213,11 +215,12 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
             e = lifecycle.Evidence()
             e.used, e.helped, e.violated, e.last, e.last_violation = row[9:14]
         last = max([seen, first] + ([e.last] if e is not None else []))
-        conf = lifecycle.confidence_at(base, e, last, now)
+        stamp = model.parse_ts(last)
+        conf = lifecycle.confidence_at(base, e, last, now, stamp)
         violations = e.violated if e is not None else 0
         if conf < MIN_CONFIDENCE and not violations:
             continue
-        age = now - model.parse_ts(last)
+        age = now - stamp
         recency = 0.5 ** (max(0.0, age) / (HALF_LIFE_DAYS * lifecycle.DAY))
         out.append(Ranked({"id": cid, "status": status}, rel, conf, round(recency, 4), violations,
                           e.last_violation if e is not None else "", min(least, LINE_MAX - 1),

@@ -198,6 +198,7 @@ class Index:
         db = sqlite3.connect(self.path, timeout=TIMEOUT, isolation_level=None)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA cache_size=-32768")  # 32 MiB: a rebuild's inserts stay in memory
+        db.execute("PRAGMA temp_store=MEMORY")  # sorts of ranked rows stay off the disk
         return db
 
     def _ensure_schema(self) -> None:
