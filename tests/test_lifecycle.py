@@ -304,12 +304,12 @@ def test_reference_tables_state_the_constants_of_the_code():
     import os
     import re
 
-    from selflearn.learning import corrections, maintain
+    from selflearn.learning import compact, corrections, maintain
     doc = open(os.path.join(os.path.dirname(__file__), "..", "references", "LIFECYCLE.md")).read()
     rows = re.findall(r"^\| `([A-Z_]+)` \| ([^|]+) \|", doc, re.M)
     found = {}
     for name, value in rows:
-        module = next(m for m in (L, maintain, corrections) if hasattr(m, name))
+        module = next(m for m in (L, maintain, corrections, compact) if hasattr(m, name))
         actual = getattr(module, name)
         if isinstance(actual, dict):
             stated = dict(re.findall(r"(\w+) ([\d.]+)", value))
@@ -317,4 +317,4 @@ def test_reference_tables_state_the_constants_of_the_code():
         else:
             assert float(value) == actual, name
         found[name] = actual
-    assert len(found) == 17 and "QUIET_DAYS" in found and "MAX_CORRECTIONS" in found
+    assert len(found) == 19 and "QUIET_DAYS" in found and "MAX_CORRECTIONS" in found
