@@ -89,7 +89,7 @@ def gold_found(g: dict, judged: List[dict]) -> bool:
         if j["project"] != g["project"] or j["label"] != "useful":
             continue
         text = text_of(j["card"])
-        if re.search(g["match"], text) and (not g.get("needs") or g["needs"] in text):
+        if re.search(g["match"], text) and (not g.get("needs") or re.search(g["needs"], text)):
             return True
     return False
 

@@ -95,6 +95,44 @@ def _config_edit(obs: dict) -> str:
     return ""
 
 
+def _plain(segment: str) -> List[str]:
+    """A command's words with quoted text (a commit message, a heredoc) left out."""
+    tokens, quote = [], ""
+    for tok in segment.split():
+        if quote:
+            quote = "" if tok.endswith(quote) else quote
+        elif tok[:1] in ("'", '"') or tok.startswith("$("):
+            q = '"' if tok.startswith("$(") else tok[0]
+            quote = "" if len(tok) > 1 and tok.endswith(q) else q
+            tokens.append("<q>")
+        else:
+            tokens.append(tok.rstrip("\u2026"))
+    return tokens
+
+
+def _same_words(failed: str, args: str, fam: str) -> bool:
+    """The segment of ``args`` with the failed family says what the failed one said, up to
+    quoted text: the same command run again (another commit message is no fix)."""
+    def of(cmd: str) -> List[List[str]]:
+        return [_plain(seg) for seg in _segments(cmd) if observe.command_family(seg) == fam]
+    before, after = of(failed), of(args)
+    if not before or not after:
+        return False
+    a, b = before[0], after[0]
+    if "<q>" in a or "<q>" in b:  # compare up to the first quoted part (it may be cut)
+        a, b = a[:a.index("<q>")] if "<q>" in a else a, b[:b.index("<q>")] if "<q>" in b else b
+    return a == b
+
+
+def _operands(args: str, fam: str) -> List[str]:
+    """The words after the program of the command's segment of family ``fam`` (or its
+    first segment) that are not options: what it acts on."""
+    segs = [seg for seg in _segments(args) if observe.command_family(seg) == fam] \
+        or _segments(args)[-1:]
+    words = segs[0].split()[1:] if segs else []
+    return [w for w in words if not w.startswith("-")]
+
+
 def _shape(segment: str) -> tuple:
     """A command's words that choose what it does: its family and options, each option with
     a short plain value (``--base main``); files, messages and quoted text left out."""
@@ -127,8 +165,11 @@ def _same_shape(failed: str, args: str, fam: str) -> bool:
     differs only in files, messages or targets (a different command, not a fix)."""
     def of(cmd: str) -> List[str]:
         return [seg for seg in _segments(cmd) if observe.command_family(seg) == fam]
+    def where(cmd: str) -> tuple:  # a cd or export in front changes what the command does
+        return tuple(seg.split()[0] for seg in _segments(cmd) if seg.split()[0] in _PRELUDE)
     before, after = of(failed), of(args)
-    return bool(before and after) and _shape(before[0]) == _shape(after[0])
+    return bool(before and after) and _shape(before[0]) == _shape(after[0]) \
+        and where(failed) == where(args)
 
 
 def _missing(obs: dict) -> bool:
@@ -232,19 +273,18 @@ def miner(agg: dict, setup: Setup) -> Run:
             return None
         if ok and (causes.hidden_success(args) or causes.riskier(args, failed)):
             return "skip", ""  # proves nothing, or never to recommend
-        if ok and _looking(args):
+        if ok and _looking(args) and not _looking(flat):
             return ("diagnostic", core) if _diagnostic(args) else ("skip", "")
         mine = [_flat(args)] + _segments(args)
-        again = any(m == flat or m in _segments(flat) for m in mine)
+        again = any(m == flat or m in _segments(flat) for m in mine) or _same_words(flat, args, fam)
         if ok and again:  # the same command (or the failing part of it) passed
             return ("steps", steps_text(steps)) if steps else ("retry", "")
+        if ok and _looking(flat) and not _operands(args, fam):
+            return "skip", ""  # `ls -la` after `ls -la types/` failed: it looked elsewhere
         if not ok:
             if again and steps and fingerprint.of_failure(obs)[1] != fp:
                 return "steps", steps_text(steps)  # failed otherwise: the steps fixed this
             return None
-        if any(fingerprint.normalize_args(m) == norm for m in mine) or _same_shape(flat, args, fam):
-            # another file, message or target: a different command, not a fix
-            return ("steps", steps_text(steps)) if steps else ("skip", "")
         if entry[8:9] == [True]:  # the program was missing: what ran next does the job
             return "instead", core
         return ("same" if _same_family(fam, family, args) else "program"), core
@@ -322,9 +362,10 @@ def steps_text(steps: List[str]) -> str:
 
 
 def _hint_proven(c: dict) -> bool:
-    """One session suffices when the command the error suggested was seen to fix it, or when
-    the program is missing (what replaced it then is the lesson)."""
-    return any(f.get("how") in ("hint", "instead") for f in c.get("fixes", {}).values())
+    """One session suffices when the command the error suggested was seen to fix it, when a
+    variant of the same command succeeded instead, or when the program is missing (what
+    replaced it then is the lesson)."""
+    return any(f.get("how") in ("hint", "instead", "variant") for f in c.get("fixes", {}).values())
 
 
 def _step(f: dict) -> str:

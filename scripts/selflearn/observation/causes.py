@@ -47,9 +47,13 @@ _MARKERS = (
     ("not formatted", 8, "in"),         # mix format / gofmt / prettier checks
     ("could not resolve", 8, "in"),     # esbuild / bundlers
     ("updates to go.mod needed", 9, "in"),
+    ("no go files in", 8, "in"),
+    ("cannot find main module", 8, "in"),
     ("has no upstream branch", 9, "in"),
     ("are ignored by one of your .gitignore", 9, "in"),
     ("permission denied", 7, "in"),
+    ("the pattern can never match", 8, "in"),  # dialyzer
+    ("\u2503 [", 7, "start"),              # credo: ┃ [D] ↘ Nested modules could be aliased
     ("\u25cf ", 7, "start"),            # jest / vitest failing test bullet
     ("--- fail:", 6, "start"),          # go test
     ("failed:", 6, "in"),
@@ -61,6 +65,8 @@ _MARKERS = (
     ("unknown", 3, "in"), ("missing", 3, "in"), ("unable", 3, "in"), ("timed out", 3, "in"),
     ("fail", 2, "start"),
 )
+_GENERIC = ("validation failed", "task failed", "command failed", "build failed", "tests failed",
+            "checks failed", "fix these issues")
 _LINT_NAMES = ("errcheck", "gosec", "govet", "staticcheck", "unused", "gocritic", "nilerr",
                "dupl", "noctx", "exhaustive", "unparam", "ineffassign", "typecheck", "revive",
                "gofmt", "goimports", "misspell", "prealloc", "gocyclo", "lll", "perfsprint")
@@ -102,6 +108,8 @@ def _score(line: str) -> int:
         linter = low.rsplit("(", 1)[1][:-1]
         if linter in _LINT_NAMES and low.count(":") >= 3:
             best = max(best, 8)
+    if any(g in low for g in _GENERIC):
+        best = min(best, 3)  # says that something failed, not what
     if best == 5 and low.split(":", 1)[0].endswith(("error", "exception")) and ":" in low:
         best = 6  # KeyError: ..., TypeError: ... (the end of a traceback)
     return best
