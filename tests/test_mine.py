@@ -269,8 +269,10 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
     (card,) = cards(store).values()
     assert lesson["fingerprint"] == fp_text and lesson["sessions"] == 2
     assert lesson["id"] == card["id"] and lesson["action"] == "created"
-    assert card["title"] == "`npm test` fails with `Error: Cannot find module <X>`"
-    assert card["when_to_use"] == "`npm test` (Bash) fails with: Error: Cannot find module <X>"
+    # shown with the raw line of its first occurrence: the module name stays readable
+    module = fail(random.Random(1))["error"].split("'")[1]
+    assert card["title"] == f"`npm test` fails with `Error: Cannot find module '{module}'`"
+    assert card["when_to_use"] == f"`npm test` (Bash) fails with: Error: Cannot find module '{module}'"
     assert (card["origin"], card["status"], card["scope"]) == ("mined", "candidate", "project")
     assert card["key"] == "mined:failure:" + fingerprint.digest(fp_text)
     assert card["confidence"] == mine_base.confidence(2, has_fix=True)
@@ -289,7 +291,8 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
 
 
 def test_failure_trigger_is_the_tool_off_the_shell_and_reaches_older_cards(run, store):
-    read = dict(tool="Read", tool_kind="read", args="/repo/a.py", error="EISDIR: is a directory")
+    read = dict(tool="Read", tool_kind="read", args="/repo/a.py",
+                error="EACCES: permission denied, open '/repo/a.py'")
     key = "mined:failure:" + mine_failures.recurs({"event": "tool_failure", **read})
     older = {"title": "`Read` fails", "key": key, "origin": "mined", "status": "candidate",
              "confidence": 0.4}  # as mined before cards had a trigger
@@ -508,7 +511,7 @@ def test_text_output(run, store):
     lines = out.splitlines()
     assert lines[0] == f"read 2 new observation(s) from byte 0 to {os.path.getsize(log.path)} ({', '.join(mine.MINERS)})"
     assert lines[1].startswith("created aha_") and lines[1].endswith(
-        ": `npm test` fails with `Error: Cannot find module <X>` (2 sessions, confidence 0.4)")
+        ": `npm test` fails with `Error: Cannot find module 'x'` (2 sessions, confidence 0.4)")
     assert lines[2] == f"checkpoint: byte {os.path.getsize(log.path)} in {store / 'mine_state.json'}"
     assert "`npm test` fails with" in (store / "INDEX.md").read_text()
     code, out, _ = run(["mine"])

@@ -138,8 +138,6 @@ def assess(card: dict, ev: Optional[Evidence], now: float) -> Assessment:
 
 
 def _not_promotable(card: dict, ev: Optional[Evidence], conf: float, now: float) -> Optional[str]:
-    if not _has_fix(card):
-        return "no fix seen: a failure lesson without one waits for a person"
     seen = card.get("observations")
     seen = int(seen) if isinstance(seen, (int, float)) and not isinstance(seen, bool) else 1
     if seen < PROMOTE_MIN_OBSERVATIONS:
@@ -154,4 +152,6 @@ def _not_promotable(card: dict, ev: Optional[Evidence], conf: float, now: float)
     if ev is not None and ev.last_violation and \
             now - model.parse_ts(ev.last_violation) < QUIET_DAYS * DAY:
         return f"violated within the last {QUIET_DAYS} days"
+    if not _has_fix(card):
+        return "no fix seen: a failure lesson without one waits for a person"
     return None

@@ -116,12 +116,17 @@ def _same_words(failed: str, args: str, fam: str) -> bool:
     def of(cmd: str) -> List[List[str]]:
         return [_plain(seg) for seg in _segments(cmd) if observe.command_family(seg) == fam]
     before, after = of(failed), of(args)
-    if not before or not after:
-        return False
+    if not before or not after or _where(failed) != _where(args):
+        return False  # not in the same folder or environment: another command
     a, b = before[0], after[0]
     if "<q>" in a or "<q>" in b:  # compare up to the first quoted part (it may be cut)
         a, b = a[:a.index("<q>")] if "<q>" in a else a, b[:b.index("<q>")] if "<q>" in b else b
     return a == b
+
+
+def _where(cmd: str) -> List[str]:
+    """The ``cd``/``export``/``source`` parts in front of a command: they change what it does."""
+    return [seg for seg in _segments(cmd) if seg.split()[0] in _PRELUDE]
 
 
 def _operands(args: str, fam: str) -> List[str]:
@@ -165,11 +170,9 @@ def _same_shape(failed: str, args: str, fam: str) -> bool:
     differs only in files, messages or targets (a different command, not a fix)."""
     def of(cmd: str) -> List[str]:
         return [seg for seg in _segments(cmd) if observe.command_family(seg) == fam]
-    def where(cmd: str) -> tuple:  # a cd or export in front changes what the command does
-        return tuple(seg.split()[0] for seg in _segments(cmd) if seg.split()[0] in _PRELUDE)
     before, after = of(failed), of(args)
     return bool(before and after) and _shape(before[0]) == _shape(after[0]) \
-        and where(failed) == where(args)
+        and _where(failed) == _where(args)
 
 
 def _missing(obs: dict) -> bool:
@@ -276,7 +279,8 @@ def miner(agg: dict, setup: Setup) -> Run:
         if ok and _looking(args) and not _looking(flat):
             return ("diagnostic", core) if _diagnostic(args) else ("skip", "")
         mine = [_flat(args)] + _segments(args)
-        again = any(m == flat or m in _segments(flat) for m in mine) or _same_words(flat, args, fam)
+        again = _flat(args) == flat or _same_words(flat, args, fam) or (
+            _where(args) == _where(flat) and any(m in _segments(flat) for m in mine))
         if ok and again:  # the same command (or the failing part of it) passed
             return ("steps", steps_text(steps)) if steps else ("retry", "")
         if ok and _looking(flat) and not _operands(args, fam):

@@ -112,11 +112,12 @@ def _error_head(text: str):
             continue
         if line:
             lines.append(line)
+    total = len(lines)
     cause = causes.cause_line("\n".join(lines))
     if cause and cause not in lines[:1]:
         lines = [cause] + [ln for ln in lines if ln != cause and not causes.is_noise(ln)]
     head = "\n".join(lines[:3]) or " ".join(text.split())[:300]
-    return head, len(lines) > 3
+    return head, total > min(3, len(lines))
 
 
 class _Obs(dict):
