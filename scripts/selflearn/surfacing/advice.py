@@ -175,11 +175,18 @@ def rank(memory, query: Optional[str], now: float) -> List[Ranked]:
 
 # --- just-in-time stale check ----------------------------------------------------------------
 
+# A mined step names the fix, then what failed ("use `b` instead of `a`", "run `b` ... after
+# `a` fails"); only the fix must still exist.
+_FAILED_PART = (" instead of `", " after `", " before `")
+
+
 def _texts(card: dict) -> Iterable[str]:
     for name in STALE_FIELDS:
         value = card.get(name)
         for text in (value if isinstance(value, list) else [value]):
             if isinstance(text, str):
+                for marker in _FAILED_PART:
+                    text = text.split(marker, 1)[0]
                 yield text
 
 
