@@ -31,7 +31,7 @@ _RULES = (
 # A branch, tag or remote named after these words varies between sessions ("The current
 # branch fix-42 has no upstream branch"); the words that follow them in prose stay.
 _REF = re.compile(r"(?<![-\w])(branch|tag|remote|ref|worktree|origin|upstream)\s+(?!<)"
-                  r"([\w][\w.+@-]*)", re.I)
+                  r"(\w(?:[\w.+@-]*\w)?)", re.I)
 _PROSE = {"has", "have", "is", "was", "to", "from", "the", "a", "an", "of", "and", "or", "name",
           "names", "already", "does", "not", "with", "for", "in", "on", "that", "which", "you",
           "set", "called", "named", "exists", "upstream", "tracking", "branch", "origin"}

@@ -243,7 +243,9 @@ def miner(agg: dict, setup: Setup) -> Run:
                 elif how != "skip":
                     _fix(fp, cluster, what, failed, how == "same", sid, obs,
                          "variant" if how == "same" else how)
-                if how != "skip":
+                if how == "program":  # another subcommand may prepare a re-run: keep waiting
+                    steps = (steps + [f"run `{what}`"])[-MAX_STEPS_KEPT:]
+                elif how != "skip":
                     continue
             elif shell and ok and not causes.hidden_success(args) and not _looking(args) \
                     and not causes.riskier(args, failed):

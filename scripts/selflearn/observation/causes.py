@@ -137,19 +137,26 @@ def cause_line(text: str) -> str:
 
 
 def hints(text: str) -> list:
-    """Commands the output itself suggests, most explicit first (at most 3)."""
+    """Commands the output itself suggests, most explicit first (at most 3): git's ``hint:``
+    lines and "use" blocks, "did you mean", "run X to ...", go's "to update it:"."""
     found = []
-    all_lines = lines_of(text)
+    all_lines = [_unprefixed(ln) for ln in lines_of(text)]
     for i, line in enumerate(all_lines):
         low = line.lower()
+        nxt = all_lines[i + 1] if i + 1 < len(all_lines) else ""
         body = line[5:].strip() if low.startswith("hint:") else line
         cmd = _quoted(body)
+        if "advice." in low or "log of this run" in low:
+            continue  # "turn this message off", "a complete log ... can be found"
         if low.startswith("hint:") and cmd:
             found.append(cmd)
         elif "did you mean" in low:
-            found.append(_quoted(body) or body.split("mean", 1)[1].strip(" ?:'\"`"))
-        elif low.endswith(("use", "run", "to update it:", "use:", "run:")) and i + 1 < len(all_lines):
-            found.append(all_lines[i + 1].strip())  # git push / go: the command on the next line
+            rest = body[low.index("did you mean") + 12:].strip(" ?:'\"`")
+            found.append(cmd or (rest if rest and rest not in ("this", "one of these") else
+                                 nxt.split(" #", 1)[0]))
+        elif low.endswith((":", ", use", " use")) and nxt and \
+                {"run", "use", "update"} & set(_words(low)) and "user" not in low:
+            found.append(nxt)  # git push / go / npm: the command on the next line
         elif low.startswith(_HINT_STARTS) and cmd:
             found.append(cmd)
         elif (" run " in low or " use " in low) and " to " in low and cmd:
@@ -160,6 +167,15 @@ def hints(text: str) -> list:
         if h and h not in out and len(h) < 200:
             out.append(h)
     return out[:3]
+
+
+def _unprefixed(line: str) -> str:
+    """A line without the tool's own prefix (``npm error``, ``npm ERR!``, ``error:`` kept)."""
+    low = line.lower()
+    for prefix in ("npm error ", "npm err! ", "npm warn "):
+        if low.startswith(prefix):
+            return line[len(prefix):].strip()
+    return line
 
 
 def _quoted(text: str) -> str:
