@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from selflearn.learning import fingerprint, mine, mine_base, mine_failures
+from selflearn.observation import causes, observe
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
 
@@ -137,6 +138,11 @@ PLANTED = {
 }
 
 
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                       "real_failures.json"), encoding="utf-8") as _fh:
+    REAL = [c for c in json.load(_fh)["cases"] if not causes.hints(c["output"])]
+
+
 def planted_log(seed=7, sessions_per_pattern=(2, 4), noise_sessions=12):
     """Per-session event lists (planted patterns and noise), interleaved at random."""
     rng = random.Random(seed)
@@ -179,6 +185,16 @@ def planted_log(seed=7, sessions_per_pattern=(2, 4), noise_sessions=12):
             event = ("tool_failure", {"tool": "Edit", "tool_kind": "edit", "file": "/a/b.py",
                                       "error": "<tool_use_error>File has not been read yet. Read it "
                                                "first before writing to it.</tool_use_error>"})
+        elif roll < 0.98:  # real output (tests/data/real_failures.json), once, nothing fixes it
+            item = REAL[rng.randrange(len(REAL))]
+            obs = observe.normalize(
+                {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "error": item["output"],
+                 "tool_input": {"command": item["command"] + f" # {_ghij(rng)}"}}, "claude")
+            event = ("tool_failure", {k: v for k, v in obs.items() if k in (
+                "tool", "tool_kind", "args", "family", "error", "exit_code", "hint")})
+        elif roll < 0.99:  # the Read tool's protocol, verbatim from real sessions, everywhere
+            event = ("tool_failure", {"tool": "Read", "tool_kind": "read", "file": "/a/c.py",
+                                      "error": "File does not exist."})
         else:
             event = ("prompt", {"prompt": "fix the build please"})
         sessions[sid].append(event)
