@@ -313,3 +313,41 @@ def test_a_claude_result_without_an_explicit_failure_stays_a_success():
                              "tool_response": {"stdout": "Exit code 1 is in this file name",
                                                "stderr": "", "interrupted": False}}, "claude")
     assert obs["event"] == "tool_success"
+
+
+# --- 6. conventions ---------------------------------------------------------------------------
+
+def edit(path: str, old: str, new: str) -> dict:
+    return {"tool": "Edit", "tool_kind": "edit", "file": path, "args": path,
+            "edit_old": old, "edit_new": new}
+
+
+def mined_edits(run) -> list:
+    code, out, err = run(["mine", "--kind", "edits", "--format", "json"])
+    assert code == 0, err
+    return [lesson["card"] for lesson in json.loads(out)["lessons"]]
+
+
+def test_the_same_substitution_in_two_files_is_a_convention(run, store):
+    # the noctx linter's demand in entire-cli (bench/learning, session 48b4b05476e5-0)
+    log = Log(store)
+    log.add("s1", edit("/w/cmd/git_operations.go", '\tcmd := exec.Command("git", "config")',
+                       '\tcmd := exec.CommandContext(ctx, "git", "config")'))
+    assert mined_edits(run) == []  # one file, one session: not yet
+    log.add("s1", edit("/w/cmd/hooks.go", '\tout, err := exec.Command("git", "rev-parse").Output()',
+                       '\tout, err := exec.CommandContext(ctx, "git", "rev-parse").Output()'))
+    (card,) = mined_edits(run)
+    assert card["title"] == "Write `CommandContext(ctx,`, not `Command(` (convention)"
+    assert card["confidence"] == 0.3 < mine_base.CONFIDENCE_START
+    assert "convention" in card["tags"]
+
+
+def test_a_cut_string_or_a_pure_insertion_is_no_convention():
+    assert mine_edits_substitution('x := sessionID+"-1"', 'x := "entire-"+sessionID') is None
+    assert mine_edits_substitution("return err", "return fmt.Errorf(\"x: %w\", err)") is None
+    assert mine_edits_substitution("a = 1", "a = 2") is None  # nothing named
+
+
+def mine_edits_substitution(old, new):
+    from selflearn.learning import mine_edits
+    return mine_edits.substitution(old, new)
