@@ -120,7 +120,7 @@ def edits_log(seed):
         elif roll < 0.4:  # a correction made in one session only, even three times
             sessions[sid] += [edit(path, "", f"{w} = compute_{w}()"),
                               edit(path, f"compute_{w}", f"calc_{w}")] * 3
-        elif roll < 0.55:  # the same change everywhere, but never of text the agent wrote
+        elif roll < 0.55:  # the same change of code the agent did not write: a convention
             sessions[sid].append(edit(path, "var total = 0", "let total = 0"))
         elif roll < 0.65:  # too short to be held by chance
             sessions[sid] += [edit(path, "a", "b"), edit(path, "b = a + c", "b = a - c")]
@@ -135,7 +135,8 @@ def edits_log(seed):
 
 def test_edits_planted_corrections_are_found_and_noise_is_not(run, store, capsys):
     precision, recall, wrong = precision_recall(run, store, "edits", edits_log,
-                                                set(PLANTED_EDITS), capsys)
+                                                set(PLANTED_EDITS) | {"convention|var -> let"},
+                                                capsys)
     assert wrong == [] and (precision, recall) == (1.0, 1.0)
 
 
