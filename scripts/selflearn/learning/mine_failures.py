@@ -410,7 +410,7 @@ def _lesson(fp: str, c: dict) -> dict:
     evidence = [f"example ({label}): `{c['example']['args']}` failed with: {c['example']['error']}"]
     evidence += [f"seen {ts} in session {sid} ({oid})" for oid, sid, ts in c["seen"]]
     evidence += [f"fix seen {f['seen'][2]} in session {f['seen'][1]} ({f['seen'][0]}): "
-                 f"{f['args'] if f.get('how') == 'steps' else '`' + f['args'] + '`'}" for f in fixes]
+                 + (f["args"] if f.get("how") == "steps" else f"`{f['args']}`") for f in fixes]
     proven = any(f.get("how") != "diagnostic" for f in fixes)
     conf = confidence(n, proven) if n >= MIN_SESSIONS else HINTED_CONFIDENCE
     card = {

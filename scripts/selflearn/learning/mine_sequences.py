@@ -20,7 +20,7 @@ from .mine_base import Run, Setup, cut, ignored
 
 KIND = "sequences"
 
-WINDOW_HOURS = 72           # a success older than this (before now) no longer counts
+WINDOW_HOURS = 72           # a success older than this (before the newest event) no longer counts
 MIN_SESSIONS = 3            # distinct successful sessions in the window before a proposal
 FAILURE_WEIGHT = 2          # quality = successes - FAILURE_WEIGHT x failures; must be > 0
 CANDIDATE_SESSIONS = 2      # suggest-skills lists patterns from this many sessions (below the bar)
