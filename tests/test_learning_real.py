@@ -351,3 +351,24 @@ def test_a_cut_string_or_a_pure_insertion_is_no_convention():
 def mine_edits_substitution(old, new):
     from selflearn.learning import mine_edits
     return mine_edits.substitution(old, new)
+
+
+# --- 8. the most specific step first -----------------------------------------------------------
+
+def test_the_fix_comes_before_a_diagnostic_however_often_that_ran():
+    item = case("git fetch origin main")
+    obs = failed(item["command"], item["output"])
+    text, digest, raw = fingerprint.of_failure(obs)
+    seen = ["obs_1", "s1", "2026-02-09T10:00:00Z"]
+    cluster = {"fingerprint": text, "tool": "Bash", "kind": "shell", "family": "git merge",
+               "example": {"args": item["command"], "error": raw}, "count": 2,
+               "sessions": ["s1", "s2"], "seen": [seen], "first": seen[2], "last": seen[2],
+               "fixes": {"a": {"args": "git diff --name-only --diff-filter=U", "failed": "git merge",
+                               "same_family": False, "how": "diagnostic", "count": 5, "seen": seen},
+                         "b": {"args": "git merge --abort && git rebase origin/main",
+                               "failed": "git merge", "same_family": True, "how": "variant",
+                               "count": 1, "seen": seen}}}
+    card = mine_failures._lesson(digest, cluster)["card"]
+    assert card["solution_steps"] == [
+        "use `git merge --abort && git rebase origin/main` instead of `git merge`",
+        "to see what failed: `git diff --name-only --diff-filter=U`"]
