@@ -372,3 +372,22 @@ def test_the_fix_comes_before_a_diagnostic_however_often_that_ran():
     assert card["solution_steps"] == [
         "use `git merge --abort && git rebase origin/main` instead of `git merge`",
         "to see what failed: `git diff --name-only --diff-filter=U`"]
+
+
+def test_a_checkpoint_of_the_older_format_is_mined_again(run, store):
+    log = Log(store)
+    item = case("git push", 0)
+    log.add("s1", failed(item["command"], item["output"]), ok=False)
+    assert mined(run) == []  # one session, no fix yet
+    state_path = store / "mine_state.json"
+    state = json.loads(state_path.read_text())
+    agg = state["kinds"]["failures"]["agg"]
+    del agg["version"]  # as written before: pending entries had 5 fields
+    agg["pending"] = {"s1": [[k, "git push", "git push", "git push", 5] for k in agg["clusters"]]}
+    state_path.write_text(json.dumps(state))
+    log.add("s1", "git push --set-upstream origin spotter-gqc")
+    code, out, err = run(["mine", "--kind", "failures", "--format", "json"])
+    data = json.loads(out)
+    assert code == 0 and data["full"] and "older format" in data["full_reason"]
+    (lesson,) = data["lessons"]
+    assert lesson["card"]["solution_steps"][0].startswith("run `git push --set-upstream origin")

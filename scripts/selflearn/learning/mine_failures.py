@@ -20,6 +20,7 @@ from . import fingerprint
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_verdict
 
 KIND = "failures"
+AGG_VERSION = 2             # 2: cause lines from the whole output, <ref>s, hints, steps
 _SID = b'"session_id": "'  # how fastjson (hooks, transcripts) writes the key
 
 FIX_WINDOW = 8              # a fix must come within this many tool events of the same session
@@ -138,43 +139,6 @@ def _operands(args: str, fam: str) -> List[str]:
     return [w for w in words if not w.startswith("-")]
 
 
-def _shape(segment: str) -> tuple:
-    """A command's words that choose what it does: its family and options, each option with
-    a short plain value (``--base main``); files, messages and quoted text left out."""
-    tokens, quote = [], ""
-    for tok in segment.split():  # quoted text (a commit message, a heredoc) is left out
-        if quote:
-            quote = "" if tok.endswith(quote) else quote
-        elif tok[:1] in ("'", '"') or tok.startswith("$("):
-            q = '"' if tok.startswith("$(") else tok[0]
-            quote = "" if len(tok) > 1 and tok.endswith(q) else q
-            tokens.append("<q>")
-        else:
-            tokens.append(tok)
-    out, i = [], 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.startswith("-"):
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-            plain = nxt and not nxt.startswith(("-", "$", "<")) and "/" not in nxt \
-                and "." not in nxt and len(nxt) < 40
-            out.append(tok + ("=" + nxt if plain and "=" not in tok else ""))
-            i += 2 if plain else 1
-            continue
-        i += 1
-    return tuple(sorted(out))
-
-
-def _same_shape(failed: str, args: str, fam: str) -> bool:
-    """The segment of ``args`` with the failed family has the failed segment's shape: it
-    differs only in files, messages or targets (a different command, not a fix)."""
-    def of(cmd: str) -> List[str]:
-        return [seg for seg in _segments(cmd) if observe.command_family(seg) == fam]
-    before, after = of(failed), of(args)
-    return bool(before and after) and _shape(before[0]) == _shape(after[0]) \
-        and _where(failed) == _where(args)
-
-
 def _missing(obs: dict) -> bool:
     """The shell could not find the program (exit 127, ``command not found``)."""
     return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
@@ -191,6 +155,7 @@ def miner(agg: dict, setup: Setup) -> Run:
     ``agg`` (saved in the checkpoint) holds ``clusters`` by digest and ``pending``:
     per session, the shell failures still waiting for a succeeding variant.
     """
+    agg["version"] = AGG_VERSION
     clusters: Dict[str, dict] = agg.setdefault("clusters", {})
     pending: Dict[str, list] = agg.setdefault("pending", {})
     sessions: Dict[str, set] = {}  # cluster -> its sessions as a set, built when first needed
@@ -428,6 +393,13 @@ def _lesson(fp: str, c: dict) -> dict:
     }
     return {"kind": "failures", "fingerprint": c["fingerprint"], "sessions": n,
             "occurrences": c["count"], "card": {k: v for k, v in card.items() if v != []}}
+
+
+def stale(agg: dict, setup: Setup) -> Optional[str]:
+    """Aggregates of an older fingerprint and fix format are mined again from the start."""
+    if agg.get("version") != AGG_VERSION:
+        return f"failures: aggregates of an older format (v{agg.get('version', 1)})"
+    return None
 
 
 def trigger(c: dict) -> str:
