@@ -391,3 +391,18 @@ def test_a_checkpoint_of_the_older_format_is_mined_again(run, store):
     assert code == 0 and data["full"] and "older format" in data["full_reason"]
     (lesson,) = data["lessons"]
     assert lesson["card"]["solution_steps"][0].startswith("run `git push --set-upstream origin")
+
+
+def test_a_cd_that_fails_because_the_shell_is_already_there_teaches_it(run, store):
+    item = case("cd cmd/entire/cli/strategy")  # entire-cli session e577a6f39913-0, verbatim
+    log = Log(store)
+    log.add("s1", failed(item["command"], item["output"]), ok=False)
+    log.add("s1", failed("go test -v -run TestPromptAttribution_CapturesPrePromptEdits",
+                         "Exit code 1\n=== RUN   TestPromptAttribution_CapturesPrePromptEdits\n"
+                         "--- FAIL: TestPromptAttribution_CapturesPrePromptEdits (0.03s)"), ok=False)
+    (card,) = mined(run)
+    assert card["title"].startswith("`cd` fails with `(eval):cd:1: no such file or directory")
+    assert card["solution_steps"] == [
+        "the shell already was in that folder (a `cd` lasts from one call to the next): run "
+        "`go test -v -run TestPromptAttribution_CapturesPrePromptEdits` without the `cd`, or use "
+        "paths from the repo root"]

@@ -139,6 +139,14 @@ def _operands(args: str, fam: str) -> List[str]:
     return [w for w in words if not w.startswith("-")]
 
 
+def _after_cd(obs: dict) -> str:
+    """For a failed ``cd x && rest``: ``rest`` (flat), to notice it later run without the cd."""
+    if obs.get("family") != "cd":
+        return ""
+    segs = _segments(str(obs.get("args") or ""))
+    return " && ".join(segs[1:]) if len(segs) > 1 and segs[0].startswith("cd ") else ""
+
+
 def _missing(obs: dict) -> bool:
     """The shell could not find the program (exit 127, ``command not found``)."""
     return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
@@ -218,7 +226,7 @@ def miner(agg: dict, setup: Setup) -> Run:
             elif _config_edit(obs):
                 steps = (steps + [f"edit `{_config_edit(obs)}`"])[-MAX_STEPS_KEPT:]
             if remaining > 1:
-                left.append([fp, failed, flat, norm, fam, remaining - 1, hints, steps] + entry[8:9])
+                left.append([fp, failed, flat, norm, fam, remaining - 1, hints, steps] + entry[8:10])
         if left:
             pending[sid] = left
         else:
@@ -232,6 +240,11 @@ def miner(agg: dict, setup: Setup) -> Run:
         failed, flat, norm, fam = entry[1], entry[2], entry[3], entry[4]
         if not shell or not family:
             return None
+        rest = entry[9] if len(entry) > 9 else ""
+        if rest and family != "cd" and rest in [_flat(args)] + _segments(args):
+            # what followed the failed cd ran without it: the shell already was there
+            if ok or fingerprint.of_failure(obs)[1] != fp:
+                return "cd", rest
         core = cut(causes.core(args), CUT_ARGS)
         if ok and _hinted(args, hints) and not causes.riskier(args, failed):
             return "hint", core
@@ -303,7 +316,7 @@ def miner(agg: dict, setup: Setup) -> Run:
             hints = [_flat(h) for h in str(obs.get("hint") or "").splitlines() if h.strip()]
             entries = [p for p in pending.pop(sid, []) if p[0] != fp]
             entries.append([fp, cut(args, CUT_ARGS), _flat(args), fingerprint.normalize_args(args),
-                            obs["family"], FIX_WINDOW, hints, [], _missing(obs)])
+                            obs["family"], FIX_WINDOW, hints, [], _missing(obs), _after_cd(obs)])
             pending[sid] = entries  # re-inserted last: the dict stays least-recent first
             waiting.add(sid.encode("utf-8"))
             while len(pending) > MAX_PENDING_SESSIONS:
@@ -336,7 +349,8 @@ def _hint_proven(c: dict) -> bool:
     """One session suffices when the command the error suggested was seen to fix it, when a
     variant of the same command succeeded instead, or when the program is missing (what
     replaced it then is the lesson)."""
-    return any(f.get("how") in ("hint", "instead", "variant") for f in c.get("fixes", {}).values())
+    return any(f.get("how") in ("hint", "instead", "variant", "cd")
+               for f in c.get("fixes", {}).values())
 
 
 def _step(f: dict) -> str:
@@ -347,6 +361,9 @@ def _step(f: dict) -> str:
         return f"run `{f['args']}` (the error suggests it) after `{f['failed']}` fails"
     if how == "diagnostic":
         return f"to see what failed: `{f['args']}`"
+    if how == "cd":
+        return (f"the shell already was in that folder (a `cd` lasts from one call to the "
+                f"next): run `{f['args']}` without the `cd`, or use paths from the repo root")
     if how == "instead":
         return f"the program is not installed here; `{f['args']}` did the job instead"
     if f["same_family"]:
@@ -368,7 +385,8 @@ def _lesson(fp: str, c: dict) -> dict:
     label, head = fingerprint.command_word(c), fingerprint.head_of(c["fingerprint"])
     shown = shown_line(c["example"]["error"]) or head
     n = len(c["sessions"])
-    order = {"hint": 0, "instead": 0, "steps": 1, "variant": 2, "program": 3, "diagnostic": 4}
+    order = {"hint": 0, "instead": 0, "cd": 0, "steps": 1, "variant": 2, "program": 3,
+             "diagnostic": 4}
     fixes = sorted(c.get("fixes", {}).values(),
                    key=lambda f: (order.get(f.get("how", "variant"), 2), -f["count"]))[:MAX_FIXES]
     steps = [_step(f) for f in fixes]
