@@ -44,7 +44,7 @@ _SUBCOMMAND_TOOLS = {
     "kubectl", "pip", "pip3", "uv", "poetry", "pdm", "hatch", "gh", "dotnet", "mvn", "mvnw",
     "gradle", "gradlew", "terraform", "helm", "apt", "apt-get", "brew", "deno", "rustup",
     "composer", "bundle", "make", "conda", "npx", "bunx", "rake", "mix", "swift", "just",
-    "mise", "task", "turbo", "nx", "pixi", "rye", "bd"}
+    "mise", "task", "turbo", "nx", "pixi", "rye"}
 _INTERPRETERS = {"python", "node", "ruby", "perl", "bash", "sh", "zsh", "php"}
 _RUNNER_SUBS = {"run", "run-script", "exec", "x", "dlx"}
 _OPTS_WITH_ARG = {"-C", "-c", "-f", "--prefix", "--manifest-path", "--filter", "-p", "-w"}
