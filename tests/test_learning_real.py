@@ -3,7 +3,7 @@ protocol errors, fixes, failures from every agent's shape.
 
 The outputs are real: taken from the public sessions under bench/learning/ (their sources in
 bench/learning/manifest.json) or produced by running the tool on a broken example
-(tests/data/real_failures.json says which).
+(tests/data/real_failures.json says which, with the tool version).
 """
 import json
 import os
@@ -406,3 +406,12 @@ def test_a_cd_that_fails_because_the_shell_is_already_there_teaches_it(run, stor
         "the shell already was in that folder (a `cd` lasts from one call to the next): run "
         "`go test -v -run TestPromptAttribution_CapturesPrePromptEdits` without the `cd`, or use "
         "paths from the repo root"]
+
+
+def test_jest_names_the_missing_module_and_a_failing_test_is_a_verdict():
+    assert causes.cause_line(case("npx jest")["output"]) == \
+        "Cannot find module 'left-pad' from 'src/fmt.js'"
+    verdict = case("npx jest src/math.test.js")
+    assert causes.cause_line(verdict["output"]) == "\u25cf adds"
+    obs = failed(verdict["command"], verdict["output"])
+    assert mine_failures.recurs({**obs, "event": "tool_failure"}) is None

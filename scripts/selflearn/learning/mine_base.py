@@ -66,8 +66,11 @@ TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal
 
 
 def test_verdict(line: str) -> bool:
-    """Whether a failure's cause line is only a failing test's verdict."""
+    """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
+    failing test with a bullet; a suite that failed to run is no verdict)."""
     low = line.lower()
+    if low.startswith("\u25cf ") and "failed to run" not in low:
+        return True
     return any(v in low for v in TEST_VERDICTS)
 
 
