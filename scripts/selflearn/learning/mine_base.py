@@ -62,7 +62,8 @@ def confidence(sessions: int, has_fix: bool = False) -> float:
 # A test runner's verdict on the code under work (the edit-test loop), not knowledge about
 # the project: the same assertion failing in two sessions is two different bugs.
 TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal", "expected:",
-                 "test result: failed", "tests failed", "failing tests", "assertion failed")
+                 "test result: failed", "tests failed", "failing tests", "assertion failed",
+                 "e assert ")
 
 
 def test_verdict(line: str) -> bool:

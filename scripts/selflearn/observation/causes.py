@@ -15,12 +15,13 @@ _NOISE_PREFIXES = (
     "finished ", "downloading ", "downloaded ", "resolving ", "checking ", "from ", "* branch",
     "auto-merging", "remote:", "to ", "exit code", "npm warn", "npm notice", "warning: ",
     "info ", "updating ", "fetching ", "installing ", "building ", "starting ", "waiting ",
-    "hint:", "note:", "help:", "= note", "= help", "in file included from", "from ",
-    "make[", "make: entering", "make: leaving", "traceback (most recent call last)",
-    "the above exception", "during handling of", "ok ", "ok\t", "?   \t", "passed", "pass ",
-    "test result:", "(use \"git", "to have this happen automatically", "running ",
+    "hint:", "note:", "help:", "= note", "= help", "in file included from", "make[",
+    "make: entering", "make: leaving", "traceback (most recent call last)",
+    "the above exception", "during handling of", "ok ", "ok\t", "passed", "pass ",
+    "test result:", "(use \"git", "to have this happen automatically",
 )
-_NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)", "fatal: the remote end hung up")
+_NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)",
+                   "fatal: the remote end hung up", "[no test files]")
 
 # (marker, score, how) checked on the lower-cased stripped line; the best score wins.
 # how: "start" = line starts with it, "in" = anywhere in the line.
@@ -30,8 +31,9 @@ _MARKERS = (
     ("error ts", 9, "start"),
     ("cannot find module", 9, "in"),    # node / jest / vitest / tsc
     ("** (", 9, "start"),               # elixir / mix: ** (RuntimeError) ...
-    ("npm err!", 8, "start"),
-    ("e   ", 8, "start"),               # pytest: E   AssertionError ...
+    ("npm err!", 8, "start"),           # npm before 10
+    ("npm error ", 8, "start"),         # npm 10+
+    ("e ", 7, "start"),                 # pytest: E   ModuleNotFoundError ... (spaces collapsed)
     ("conflict (", 9, "start"),         # git merge: CONFLICT (content): Merge conflict in x
     ("fatal:", 8, "start"),             # git
     ("error:", 8, "start"),             # gcc / clang / make / elixir compile / git
