@@ -13,6 +13,7 @@ a riskier variant (``--no-verify``, ``--force``, ``sudo``, ...) is never a fix.
 Constants are documented in references/LEARNING.md.
 """
 
+from functools import lru_cache
 from typing import Dict, List, Optional
 
 from ..observation import causes, observe
@@ -58,6 +59,7 @@ def _resembles(failed_family: str, family: str, args: str) -> bool:
         program in args.replace("'", " ").replace('"', " ").split()
 
 
+@lru_cache(maxsize=4096)  # pure, and the same commands come back again and again
 def _segments(args: str) -> List[str]:
     return [" ".join(s.split()) for s in observe.segments(causes.core(args))]
 
@@ -65,13 +67,20 @@ def _segments(args: str) -> List[str]:
 def _same_family(failed_family: str, family: str, args: str) -> bool:
     """The family, or one segment of a compound command, is the failed family."""
     return family == failed_family or any(
-        observe.command_family(seg) == failed_family for seg in _segments(args))
+        _family_of(seg) == failed_family for seg in _segments(args))
 
 
+@lru_cache(maxsize=4096)
+def _family_of(segment: str) -> str:
+    return observe.command_family(segment)
+
+
+@lru_cache(maxsize=4096)
 def _flat(args: str) -> str:
     return " ".join(causes.core(args).split())
 
 
+@lru_cache(maxsize=4096)
 def _looking(args: str) -> bool:
     """Whether every part of the command only looks around (``ls``, ``git status``, ...)."""
     segs = _segments(args)
@@ -115,7 +124,7 @@ def _same_words(failed: str, args: str, fam: str) -> bool:
     """The segment of ``args`` with the failed family says what the failed one said, up to
     quoted text: the same command run again (another commit message is no fix)."""
     def of(cmd: str) -> List[List[str]]:
-        return [_plain(seg) for seg in _segments(cmd) if observe.command_family(seg) == fam]
+        return [_plain(seg) for seg in _segments(cmd) if _family_of(seg) == fam]
     before, after = of(failed), of(args)
     if not before or not after or _where(failed) != _where(args):
         return False  # not in the same folder or environment: another command
@@ -133,7 +142,7 @@ def _where(cmd: str) -> List[str]:
 def _operands(args: str, fam: str) -> List[str]:
     """The words after the program of the command's segment of family ``fam`` (or its
     first segment) that are not options: what it acts on."""
-    segs = [seg for seg in _segments(args) if observe.command_family(seg) == fam] \
+    segs = [seg for seg in _segments(args) if _family_of(seg) == fam] \
         or _segments(args)[-1:]
     words = segs[0].split()[1:] if segs else []
     return [w for w in words if not w.startswith("-")]
