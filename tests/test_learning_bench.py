@@ -16,8 +16,8 @@ bench = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(bench)
 
 USEFUL_SHARE = 0.8   # issue 12's goal for mined lessons
-GOLD_FOUND = 12      # gold lessons found today (of 18): a regression fails
-USEFUL = 13
+GOLD_FOUND = 13      # gold lessons found today (of 18): a regression fails
+USEFUL = 14
 
 
 def test_the_benchmark_data_is_real_varied_and_sourced():

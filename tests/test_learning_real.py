@@ -415,3 +415,32 @@ def test_jest_names_the_missing_module_and_a_failing_test_is_a_verdict():
     assert causes.cause_line(verdict["output"]) == "\u25cf adds"
     obs = failed(verdict["command"], verdict["output"])
     assert mine_failures.recurs({**obs, "event": "tool_failure"}) is None
+
+
+def test_a_relative_path_missed_after_an_earlier_cd_names_the_folder(run, store):
+    # claude-code-viewer session fe5e1c67 (bench/learning), verbatim commands and output
+    log = Log(store)
+    log.add("s1", "cd /path/to/Demo/todo-app")
+    log.add("s1", "pnpm add lucide-react")
+    log.add("s1", failed("ls -la types/", "ls: cannot access 'types/': No such file or directory",
+                         exit_code=2), ok=False)
+    log.add("s1", "ls -la /path/to/Demo")
+    (card,) = mined(run)
+    assert card["solution_steps"] == [
+        "the shell was still in `/path/to/Demo/todo-app` (a `cd` lasts from one call to the "
+        "next): relative paths resolve there; use absolute paths",
+        "use `ls -la /path/to/Demo` instead of `ls -la types/`"]
+
+
+def test_an_absolute_missing_path_or_a_relative_cd_says_nothing_of_the_folder(run, store):
+    log = Log(store)
+    log.add("s1", "cd src")  # relative: where it went is not known
+    log.add("s1", failed("cat config/a.yaml", "cat: config/a.yaml: No such file or directory"),
+            ok=False)
+    log.add("s1", "cat config/b.yaml")
+    log.add("s2", "cd /repo")
+    log.add("s2", failed("cat /etc/app.yaml", "cat: /etc/app.yaml: No such file or directory"),
+            ok=False)
+    log.add("s2", "cat /etc/app.yml")
+    assert all(not s.startswith("the shell was still in")
+               for card in mined(run) for s in card.get("solution_steps", []))

@@ -23,6 +23,7 @@ from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_
 KIND = "failures"
 AGG_VERSION = 2             # 2: cause lines from the whole output, <ref>s, hints, steps
 _SID = b'"session_id": "'  # how fastjson (hooks, transcripts) writes the key
+_CD = b'"args": "cd '        # a shell call starting with cd (moves the shell for later calls)
 
 FIX_WINDOW = 8              # a fix must come within this many tool events of the same session
 MAX_EVIDENCE_SESSIONS = 5   # sessions cited in evidence; later ones only raise the count
@@ -32,6 +33,7 @@ MAX_STEPS_KEPT = 3          # steps between a failure and its re-run remembered 
 MAX_CLUSTERS = 5000         # failures remembered; beyond it, the least recent ones not yet a
                             # lesson are dropped (bounds the checkpoint, so every run's cost)
 MAX_PENDING_SESSIONS = 1000  # sessions waiting for a fix; the least recent are dropped
+MAX_CWD_SESSIONS = 1000     # sessions whose last `cd` is remembered; the least recent dropped
 CUT_TITLE, CUT_ARGS, CUT_ERROR = 80, 120, 160  # characters of head, command, error shown
 HINTED_CONFIDENCE = 0.35    # a lesson from one session whose hinted fix was seen to work
 # Commands that only look around: never the step that fixed something.
@@ -156,6 +158,16 @@ def _after_cd(obs: dict) -> str:
     return " && ".join(segs[1:]) if len(segs) > 1 and segs[0].startswith("cd ") else ""
 
 
+def _relative_miss(obs: dict, line: str) -> bool:
+    """A shell command could not find a relative path it names (``ls types/``)."""
+    low = line.lower()
+    if obs.get("tool_kind") != "shell" or not ("no such file" in low or "cannot access" in low):
+        return False
+    words = [w for seg in _segments(str(obs.get("args") or "")) for w in seg.split()[1:]]
+    return any(not w.startswith(("/", "-", "~", "$")) and (w in line or w.rstrip("/") in line)
+               for w in words)
+
+
 def _missing(obs: dict) -> bool:
     """The shell could not find the program (exit 127, ``command not found``)."""
     return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
@@ -174,13 +186,14 @@ def miner(agg: dict, setup: Setup) -> Run:
     """
     agg["version"] = AGG_VERSION
     clusters: Dict[str, dict] = agg.setdefault("clusters", {})
+    cwd: Dict[str, str] = agg.setdefault("cwd", {})  # session -> folder its last cd went to
     pending: Dict[str, list] = agg.setdefault("pending", {})
     sessions: Dict[str, set] = {}  # cluster -> its sessions as a set, built when first needed
     waiting = {sid.encode("utf-8") for sid in pending}  # as they appear in a line
     changed: set = set()
 
     def wants(raw: bytes) -> bool:
-        if b"tool_failure" in raw:
+        if b"tool_failure" in raw or (_CD in raw and b"tool_success" in raw):
             return True
         if not waiting or b"tool_success" not in raw:
             return False  # (a failure is always parsed: it also advances a waiting session)
@@ -198,6 +211,8 @@ def miner(agg: dict, setup: Setup) -> Run:
         if event != "tool_failure" and event != "tool_success":
             return
         sid = str(obs.get("session_id") or "")
+        if event == "tool_success" and obs.get("tool_kind") == "shell":
+            _moved(sid, str(obs.get("args") or ""))
         if sid in pending:
             _advance(sid, obs)
         if event == "tool_failure" and not ignored(obs):
@@ -295,6 +310,17 @@ def miner(agg: dict, setup: Setup) -> Run:
         fix["count"] += 1
         changed.add(fp)
 
+    def _moved(sid: str, args: str) -> None:
+        """Remember where a leading ``cd`` (to an absolute folder) left the shell."""
+        segs = _segments(args) if args.startswith("cd ") else []
+        where = segs[0].split()[1] if segs and len(segs[0].split()) == 2 else ""
+        if not where.startswith("/"):
+            return
+        cwd.pop(sid, None)
+        cwd[sid] = where  # re-inserted last: least recent first
+        while len(cwd) > MAX_CWD_SESSIONS:
+            del cwd[next(iter(cwd))]
+
     def _failure(sid: str, obs: dict) -> None:
         text, fp, raw = fingerprint.of_failure(obs)
         if test_verdict(raw):
@@ -311,6 +337,8 @@ def miner(agg: dict, setup: Setup) -> Run:
                 "count": 0, "sessions": [], "seen": [], "first": obs.get("ts", "")}
         cluster["count"] += 1
         cluster["last"] = obs.get("ts", "")
+        if sid in cwd and "cwd" not in cluster and _relative_miss(obs, raw):
+            cluster["cwd"] = cwd[sid]
         known = sessions.get(fp)
         if known is None:
             known = sessions[fp] = set(cluster["sessions"])
@@ -399,6 +427,9 @@ def _lesson(fp: str, c: dict) -> dict:
     fixes = sorted(c.get("fixes", {}).values(),
                    key=lambda f: (order.get(f.get("how", "variant"), 2), -f["count"]))[:MAX_FIXES]
     steps = [_step(f) for f in fixes]
+    if c.get("cwd") and fixes:
+        steps.insert(0, f"the shell was still in `{c['cwd']}` (a `cd` lasts from one call to "
+                        "the next): relative paths resolve there; use absolute paths")
     evidence = [f"example ({label}): `{c['example']['args']}` failed with: {c['example']['error']}"]
     evidence += [f"seen {ts} in session {sid} ({oid})" for oid, sid, ts in c["seen"]]
     evidence += [f"fix seen {f['seen'][2]} in session {f['seen'][1]} ({f['seen'][0]}): "
