@@ -178,7 +178,7 @@ def test_secrets_are_redacted_before_writing(run, store):
     secret = "AKIA" + "ABCDEFGHIJKLMNOP"
     payload = {"aha_cards": [card(problem=f"the key {secret} leaked",
                                   evidence=["Authorization: Bearer abcdef1234567890abcdef"],
-                                  api_key="plain-value-123")],
+                                  input_shape={"api_key": "plain-value-123"})],
                "event": {"task_summary": "deploy", "notes": [f"used {secret}"]}}
     assert run(["record"], json.dumps(payload))[0] == 0
     raw = "".join(p.read_text() for p in store.glob("*.jsonl")) + (store / "INDEX.md").read_text()

@@ -224,7 +224,7 @@ def _add_repair(sub) -> None:
     p = sub.add_parser("repair", help="report (and --apply) fixes: torn lines, aliases, skills",
                        epilog=examples(f"{SCRIPT} repair", f"{SCRIPT} repair --apply"))
     p.add_argument("--apply", action="store_true", help="do it (default: report only)")
-    p.set_defaults(run=_run_repair, quiet_warnings=True)
+    p.set_defaults(run=_run_repair, quiet_warnings=True, tolerant=True)
 
 
 def _run_repair(ctx: Context) -> Tuple[dict, List[str]]:

@@ -15,6 +15,7 @@ from typing import List, Optional
 from .. import __version__
 from . import graduate, guidance, hooks, learn, memory, proposals, share, surface
 from .common import PROG, SCRIPT, Context, _common, examples
+from ..storage import errors
 from ..storage.errors import SelfLearningError, UsageError
 
 # The order here is the order of `--help`.
@@ -89,6 +90,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BrokenPipeError:
         sys.stderr.close()
         return 1
+    except OSError as err:  # a read-only store, a full disk, a folder where a file belongs
+        return _fail(errors.from_os(err))
+    except RecursionError:
+        return _fail(UsageError("input nested too deeply to read (see references/FORMAT.md, "
+                                "\"Limits\")"))
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: error: interrupted\n")
         return 130
