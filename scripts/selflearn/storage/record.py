@@ -171,8 +171,8 @@ def parse_json(data, where: str):
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")  # lone surrogates: bytes that were not UTF-8
     if len(data) > model.MAX_PAYLOAD_BYTES:
-        raise UsageError(f"record: {where} holds {len(data)} bytes, over the payload limit of "
-                         f"{model.MAX_PAYLOAD_BYTES}; split it; nothing was written")
+        raise UsageError(f"record: {where} is over the payload limit of "
+                         f"{model.MAX_PAYLOAD_BYTES} bytes; split it; nothing was written")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

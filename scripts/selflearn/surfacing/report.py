@@ -288,6 +288,10 @@ def _lesson_table(rows: List[dict]) -> List[str]:
          for r in live])]
 
 
+# a page of ours: the marker, or the title pages had before the marker existed
+OWN_PAGE = (outputs.HTML_MARKER, "<meta charset=\"utf-8\"><title>Self-learning report</title>")
+
+
 def _target(memory: Memory, out: Optional[str], repo_root: str) -> str:
     """Where the page goes: ``out`` must name a file in a folder that exists.
 
@@ -301,7 +305,7 @@ def _target(memory: Memory, out: Optional[str], repo_root: str) -> str:
     target = os.path.abspath(out)
     if os.path.isdir(target):
         raise UsageError(f"report: --html {out} is a folder; give a file name")
-    target = outputs.claim(out, repo_root, "report: --html", outputs.HTML_MARKER)
+    target = outputs.claim(out, repo_root, "report: --html", OWN_PAGE)
     folder = os.path.dirname(target)
     inside = os.path.commonpath([os.path.abspath(memory.root), target]) == \
         os.path.abspath(memory.root)
