@@ -342,6 +342,18 @@ def test_record_rejects_with_one_clear_line_and_exit_2(name, run, store):
     assert _snapshot(store) == before
 
 
+def test_notes_and_contexts_have_the_field_limit_too(run, store):
+    seed(store)
+    before = _snapshot(store)
+    code, _, err = run(["use", "--aha", GOOD["id"], "--context", "x" * 70000])
+    assert code == 2 and err == ("self_learning: error: use: --context has 70000 characters, "
+                                 "over the limit of 65536; nothing was written\n")
+    code, _, err = run(["aha-status", "--id", GOOD["id"], "--status", "accepted",
+                        "--note", "x" * 70000])
+    assert code == 2 and err.startswith("self_learning: error: aha-status: --note has 70000")
+    assert _snapshot(store) == before
+
+
 def test_record_rejects_invalid_utf8_on_stdin_and_in_files(repo, store, tmp_path):
     seed(store)
     before = _snapshot(store)
@@ -449,3 +461,12 @@ def test_any_json_value_in_any_card_field(line, in_payload, store, tmp_path, cap
         assert code in (0, 1, 2) and "Traceback" not in err, (args, err)
         if code == 0 and args[0] in ("list", "advice"):
             assert "Good card survives damage" in out
+
+
+def test_documented_limits_are_the_enforced_ones():
+    text = (Path(__file__).resolve().parents[1] / "references" / "FORMAT.md").read_text()
+    section = text.split("## Limits", 1)[1].split("\n## ", 1)[0]
+    for value in (model.MAX_PAYLOAD_BYTES, model.MAX_FIELD_CHARS, model.MAX_LIST_ITEMS,
+                  f"{model.MAX_DEPTH} levels", f"1-{model.MAX_ID_CHARS} characters"):
+        assert str(value) in section, value
+    assert model.ID_SHAPE.replace("1-96 characters of ", "") in section
