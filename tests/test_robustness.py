@@ -243,6 +243,20 @@ def test_record_is_all_or_nothing_when_any_file_fails(failing, run, store, monke
     assert _snapshot(store) == before
 
 
+def test_a_failed_single_append_leaves_no_torn_line(store, monkeypatch):
+    seed(store)
+    before = _snapshot(store)
+    real_write = jsonl.fs.write
+
+    def write(fd, data):
+        real_write(fd, bytes(data[:5]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(jsonl.fs, "write", write)
+    with pytest.raises(OSError):
+        jsonl.append(str(store / "signals.jsonl"), [{"kind": "aha_used"}])
+    assert _snapshot(store) == before
+
+
 def test_a_file_size_limit_stops_record_with_one_line_and_nothing_torn(tmp_path, repo, store):
     seed(store)
     before = _snapshot(store)
@@ -250,9 +264,9 @@ def test_a_file_size_limit_stops_record_with_one_line_and_nothing_torn(tmp_path,
     proc = subprocess.run(["bash", "-c", f"ulimit -f 2; exec {sys.executable} {SCRIPT} record"],
                           input=payload.encode(), capture_output=True, check=False)
     assert proc.returncode == 1 and proc.stdout == b""
-    assert proc.stderr.decode().endswith("File too large; a file-size limit (ulimit -f) or a "
-                                         "full disk stopped the write; raise the limit or free "
-                                         "space, then run `repair` to check for a torn line\n")
+    assert proc.stderr.decode().endswith("File too large; a file-size limit (ulimit -f) "
+                                         "stopped the write; raise the limit and run the "
+                                         "command again\n")
     assert proc.stderr.count(b"\n") == 1 and _snapshot(store) == before
 
 

@@ -2,7 +2,9 @@
 
 A ``SelfLearningError`` message may hold several lines (one per problem); the
 CLI prefixes each with ``self_learning: error:``. Exit codes: 2 for bad input
-(``UsageError``), 1 for a runtime failure.
+(``UsageError``), 1 for a runtime failure. ``from_os`` turns an ``OSError`` (read-only
+store, full disk, a folder where a file belongs) into one line naming the path and the
+fix. Imports nothing: the hook path loads it.
 """
 
 
@@ -23,8 +25,8 @@ _FIXES = {  # errno -> what to do about it
     1: "make it writable (chmod u+w) or point SELF_LEARNING_REPO_ROOT at a writable copy",
     30: "the file system is read-only; point SELF_LEARNING_REPO_ROOT at a writable folder",
     28: "the disk is full; free some space and run the command again",
-    27: "a file-size limit (ulimit -f) or a full disk stopped the write; raise the limit or "
-        "free space, then run `repair` to check for a torn line",
+    27: "a file-size limit (ulimit -f) stopped the write; raise the limit and run the "
+        "command again",
     122: "the disk quota is used up; free some space and run the command again",
     21: "a folder sits where a file belongs; move it away and run the command again",
     20: "a file sits where a folder belongs; move it away and run the command again",

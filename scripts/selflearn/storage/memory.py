@@ -7,7 +7,7 @@ Lines are never rewritten here; see ``store`` for the write invariants.
 """
 
 import os
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import model, paths, store
 from .errors import SelfLearningError
@@ -29,9 +29,13 @@ class Memory:
     def exists(self) -> bool:
         return os.path.isdir(self.root)
 
+    def read(self, name: str) -> Tuple[List[dict], List[store.Problem]]:
+        """The good lines of one file and the ones commands skip (unreadable, wrong shape,
+        newer), without warnings or upgrades."""
+        return store.read(self.path(name), check=model.LineCheck(_name(name)).problem)
+
     def problems(self, name: str) -> List[store.Problem]:
-        """Every line of one file that commands skip: unreadable, wrong shape or newer."""
-        return store.read(self.path(name), check=model.LineCheck(_name(name)).problem)[1]
+        return self.read(name)[1]
 
     def quarantine(self, name: str, qdir: str, stamp: str) -> List[store.Problem]:
         """Move the lines ``problems`` reports (newer-format ones stay) to ``qdir``."""

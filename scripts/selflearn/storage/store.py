@@ -1,11 +1,12 @@
 """Append-only JSONL files: locked appends, tolerant reads, atomic rewrites.
 
 Invariants: a record is one line, appended with a single ``write()`` under an
-exclusive ``flock`` on the file; lines are never edited in place, and the
-latest line per id wins when folded. Readers report bad lines instead of
-skipping them silently; only ``repair`` removes a line, after copying it to
-``quarantine/``. Imported by the hook path: ``fcntl``,
-``fastjson`` and ``posixfs`` (not ``os``, which costs the hook a millisecond).
+exclusive ``flock`` on the file; lines are never edited in place (a failed append is
+cut back to where it began; ``append_all`` does that across files), and the latest
+line per id wins when folded. Readers report bad lines (unparsable, or refused by the
+caller's ``check``) instead of skipping them silently; only ``repair`` removes a line,
+after copying its bytes to ``quarantine/``. Imported by the hook path: ``fcntl``,
+``fastjson``, ``posixfs`` and ``errors`` (not ``os``, which costs the hook a millisecond).
 """
 
 import fcntl
@@ -31,7 +32,8 @@ def append(path: str, records: list, durable: bool = False) -> None:
 
 
 def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
-    """Append already-encoded lines in one ``write()`` under the file's lock."""
+    """Append already-encoded lines in one ``write()`` under the file's lock; a failed
+    write (full disk, ``ulimit -f``) is cut back, so the file is as it was."""
     fs.makedirs(fs.dirname(path) or ".")
     while True:
         fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, 0o644)
@@ -41,7 +43,11 @@ def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
                 continue  # repair replaced the file while we waited: reopen it
             size = fs.fstat(fd).st_size
             out = data if size == 0 or fs.pread(fd, 1, size - 1) == b"\n" else b"\n" + data
-            _write_all(fd, out)
+            try:
+                _write_all(fd, out)
+            except OSError:
+                fs.ftruncate(fd, size)  # a full disk leaves no torn line behind
+                raise
             if durable:
                 fs.fsync(fd)
             return
