@@ -395,6 +395,23 @@ def test_fifos_are_refused_at_once(run, tmp_path):
                                  "regular file\n")
 
 
+def test_a_fifo_in_place_of_a_store_or_config_file_is_an_error_not_a_hang(repo, store):
+    seed(store)
+    config = repo / ".agent-skills" / "self-learning" / "config.json"
+    for fifo, args in ((store / "aha_cards.jsonl", ["list"]), (config, ["advice"]),
+                       (store / "feedback.md", ["feedback"])):
+        if fifo.exists():
+            fifo.unlink()
+        os.mkfifo(fifo)
+        proc = subprocess.run([sys.executable, str(SCRIPT)] + args, capture_output=True,
+                              timeout=30, check=False)
+        assert proc.returncode in (1, 2) and proc.stdout == b"", args
+        assert proc.stderr.decode().endswith(f"{fifo} is a FIFO, not a regular file; move it "
+                                             f"away (e.g. rename it to {fifo.name}.bak) and run "
+                                             "the command again\n"), proc.stderr
+        fifo.unlink()
+
+
 # --- output files ----------------------------------------------------------------------------
 
 def test_report_never_overwrites_a_file_it_did_not_create(run, repo, store):
