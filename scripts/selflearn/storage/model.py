@@ -285,12 +285,18 @@ def newer(record: dict) -> bool:
     return type(v) is int and v > SCHEMA_VERSION
 
 
-def _version_problem(record: dict) -> Optional[str]:
-    if "v" not in record:
-        return None  # the original layout wrote no version
-    v = record["v"]
-    if type(v) is not int or v < 1:
-        return f"field v must be a whole number >= 1, got {_short(v)}"
+def _stored_problem(spec: Tuple[str, Tuple[str, ...]], value: Any) -> Optional[str]:
+    """Why a stored ``value`` does not fit ``(kind, allowed values)``, or None."""
+    kind, choices = spec
+    if value is None:
+        return "is null"
+    if not _KIND_CHECKS[kind](value):
+        return "is empty" if kind == "text" and isinstance(value, str) else \
+            f"must be {_KIND_NAMES[kind]}, got {type(value).__name__}"
+    if kind == "number" and (value != value or value in (float("inf"), float("-inf"))):
+        return "must be a finite number"
+    if choices and normalize_status(value) not in choices:
+        return f"has unknown value {_short(value)} (one of: {', '.join(choices)})"
     return None
 
 
@@ -311,40 +317,40 @@ class LineCheck:
     def __init__(self, name: str):
         self.name = name
         kind = FILE_KINDS.get(name)
-        self.fields = {f.name: f for f in KINDS[kind]} if kind else {}
-        self.loose = _LOOSE_TYPES.get(name, {})
+        # field -> (kind, allowed values); read for every line, so checks stay cheap
+        self.table = {f.name: (f.kind, f.choices if f.name in _READ_CHOICES else ())
+                      for f in (KINDS[kind] if kind else ())}
+        for key, loose in _LOOSE_TYPES.get(name, {}).items():
+            self.table.setdefault(key, (loose, ()))
+        self.table.setdefault("ts", ("str", ()))
+        self.table.pop("v", None)  # checked first, on its own
+        self.plain = frozenset(k for k, (kind, choices) in self.table.items()
+                               if kind == "str" and not choices)
+        self.texts = frozenset(k for k, (kind, _) in self.table.items() if kind == "text")
         self.folded = name in FOLDED_FILES
         self.titled: set = set()
 
     def problem(self, record: dict) -> Optional[str]:
-        if newer(record):
-            return newer_reason(record)
-        why = _version_problem(record) or self._fields(record)
-        if why is None and self.folded:
-            why = self._identity(record)
-        return why
-
-    def _fields(self, record: dict) -> Optional[str]:
+        if "v" in record:
+            v = record["v"]
+            if type(v) is not int or v < 1:
+                return f"field v must be a whole number >= 1, got {_short(v)}"
+            if v > SCHEMA_VERSION:
+                return newer_reason(record)
+        table, plain, texts = self.table, self.plain, self.texts
         for key, value in record.items():
-            if key.startswith("_"):
-                return f"internal field {_short(key)} in a stored line"
-            field = self.fields.get(key)
-            if field is not None:
-                if value is None:
-                    return f"field {key} is null"
-                if field.kind != "text" and not _KIND_CHECKS[field.kind](value):
-                    return f"field {key} {field.problem(value)}"
-                if field.kind == "text" and field.problem(value):
-                    return f"field {key} {field.problem(value)}"
-                if key in _READ_CHOICES and field.choices and field.problem(value):
-                    return f"field {key}: {field.problem(value)}"
-            elif key in self.loose and value is not None \
-                    and not _KIND_CHECKS[self.loose[key]](value):
-                return f"field {key} must be {_KIND_NAMES[self.loose[key]]}, got " \
-                    f"{type(value).__name__}"
-        if "ts" in record and not isinstance(record["ts"], str):
-            return f"field ts must be a string, got {type(record['ts']).__name__}"
-        return None
+            if type(value) is str and (key in plain or key in texts and value
+                                       and not value.isspace()):
+                continue  # the common case, decided without a call
+            spec = table.get(key)
+            if spec is None:
+                if key[:1] == "_":
+                    return f"internal field {_short(key)} in a stored line"
+                continue
+            why = _stored_problem(spec, value)
+            if why:
+                return f"field {key} {why}"
+        return self._identity(record) if self.folded else None
 
     def _identity(self, record: dict) -> Optional[str]:
         if "id" not in record:
