@@ -23,9 +23,10 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "self_learning.py"
 GOOD = {"v": 1, "id": "aha_20250101T000000Z_aaaaaa", "ts": "2025-01-01T00:00:00Z",
         "title": "Good card survives damage", "when_to_use": "build", "status": "accepted",
         "solution_steps": ["run make warm"], "tags": ["build"], "origin": "agent"}
+REC_ID = "rec_20250101T000000Z_bbbbbb"
 GOOD_FILES = {
     "aha_cards.jsonl": [GOOD],
-    "recommendations.jsonl": [{"v": 1, "id": "rec_20250101T000000Z_bbbbbb",
+    "recommendations.jsonl": [{"v": 1, "id": REC_ID,
                                "ts": "2025-01-01T00:00:00Z", "title": "Good rec"}],
     "events.jsonl": [{"v": 1, "id": "evt_1", "ts": "2025-01-01T00:00:00Z", "task_summary": "t"}],
     "signals.jsonl": [{"v": 1, "id": "sig_1", "ts": "2025-01-01T00:00:00Z", "kind": "aha_used",
@@ -85,6 +86,7 @@ def clock(monkeypatch):
 def commands(tmp: Path):
     skill = tmp / "skill"
     skill.mkdir(exist_ok=True)
+    (tmp / "none").mkdir(exist_ok=True)
     (skill / "SKILL.md").write_text("---\nname: skill\ndescription: d\n---\n# Skill\n")
     return [["list", "--format", "json"], ["review"], ["repair"], ["advice"],
             ["index"], ["doctor"], ["mine"], ["maintain"], ["decay"], ["analyze"],
@@ -94,7 +96,12 @@ def commands(tmp: Path):
             ["use", "--aha", GOOD["id"]], ["aha-status", "--id", GOOD["id"], "--status",
                                            "accepted"],
             ["export-backport", "--skill-path", str(skill), "--ids", GOOD["id"]],
-            ["backport-inspect", "--skill-path", str(skill)], ["paths"]]
+            ["backport-inspect", "--skill-path", str(skill)], ["paths"],
+            ["rec-status", "--id", REC_ID, "--status", "done"],
+            ["signal", "--kind", "aha_helped", "--aha-id", GOOD["id"]],
+            ["correct", "--lesson", GOOD["id"], "--text", "run make warm twice"],
+            ["ingest-transcripts", str(tmp / "none")], ["improve", "--scan-duplicates"],
+            ["suggest-hooks"], ["export-rules", "--agent", "agents-md"]]
 
 
 def seed(store: Path, damage=None) -> None:
@@ -125,6 +132,8 @@ def call(args, capsys, monkeypatch, stdin=""):
 
 @pytest.mark.parametrize("kind", sorted(DAMAGE))
 def test_every_reading_command_survives_every_damage(kind, store, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(jsonl.fs, "fsync", lambda fd: None)  # durability is not tested here
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
     seed(store, DAMAGE[kind])
     for args in commands(tmp_path):
         code, out, err = call(args, capsys, monkeypatch)
