@@ -127,9 +127,10 @@ def record(memory: Memory, payload) -> dict:
     """Write one payload; raises UsageError (nothing written) when any item is invalid."""
     cards, recs = memory.folded("cards"), memory.folded("recs")
     used, problems = check_payload(payload, cards, recs)
-    if problems:
-        raise UsageError("\n".join(f"record: {p}" for p in problems)
-                         + "\nrecord: nothing was written (fields: references/FORMAT.md)")
+    if problems:  # one problem: one line; several: one line each, then the verdict
+        verdict = "nothing was written (fields: references/FORMAT.md)"
+        raise UsageError(f"record: {problems[0]}; {verdict}" if len(problems) == 1 else
+                         "\n".join(f"record: {p}" for p in problems) + f"\nrecord: {verdict}")
     taken = set(cards) | set(recs)
     out: dict = {"event": None}
     signals: List[dict] = []
