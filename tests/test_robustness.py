@@ -61,6 +61,8 @@ DAMAGE = {
     "not_utf8": ("aha_cards.jsonl", b'{"id": "aha_u", "title": "\xff\xfe"}\n'),
     "deep": ("aha_cards.jsonl", b'{"id": "aha_d", "title": "d", "input_shape": '
              + b'{"a": ' * 3000 + b'1' + b'}' * 3001 + b'\n'),
+    "nested_object": ("aha_cards.jsonl", b'{"id": "aha_o", "title": "o", "input_shape": {"a": '
+                      + b'[' * 900 + b']' * 900 + b'}}\n'),
     "array_line": ("aha_cards.jsonl", b'[1, 2, 3]\n'),
     "null_line": ("signals.jsonl", b'null\n'),
     "signal_types": ("signals.jsonl", b'{"kind": 5, "aha_id": ["x"], "ts": 1}\n'),
@@ -146,6 +148,22 @@ def test_every_reading_command_survives_every_damage(kind, store, tmp_path, caps
     assert code == 0
     code, out, err = call(["list"], capsys, monkeypatch)
     assert (code, err) == (0, "") and "Good card survives damage" in out
+
+
+@pytest.mark.parametrize("line, why", [
+    ({"id": "aha_o", "title": "o", "input_shape": {"a": [[[[[[1]]]]]]}},
+     "field input_shape is nested deeper than 6 levels or over a size limit"),
+    ({"id": "aha_o", "title": "o", "confidence": float("inf")},
+     "field confidence must be a finite number"),
+    ({"id": "aha_o", "title": "o", "status": "nope"},
+     "field status has unknown value 'nope' (one of: " + ", ".join(model.CARD_STATUSES) + ")"),
+    ({"id": "aha_o", "title": "o", "v": 1, "_store": "x"}, "internal field '_store' in a stored line"),
+    ({"title": "o"}, "no id"),
+    ({"id": "aha o", "title": "o"}, "field id 'aha o' is outside the id shape (" + model.ID_SHAPE
+     + ")"),
+])
+def test_why_a_stored_card_line_is_refused(line, why):
+    assert model.LineCheck("cards").problem(line) == why
 
 
 def test_a_damaged_line_is_one_warning_per_command(run, store):

@@ -295,6 +295,8 @@ def _stored_problem(spec: Tuple[str, Tuple[str, ...]], value: Any) -> Optional[s
             f"must be {_KIND_NAMES[kind]}, got {type(value).__name__}"
     if kind == "number" and (value != value or value in (float("inf"), float("-inf"))):
         return "must be a finite number"
+    if kind == "object" and limit_problems(value, "", 2):
+        return f"is nested deeper than {MAX_DEPTH} levels or over a size limit"
     if choices and normalize_status(value) not in choices:
         return f"has unknown value {_short(value)} (one of: {', '.join(choices)})"
     return None
