@@ -1,9 +1,11 @@
 """One store folder as a whole: its files, loading and folding, appending.
 
-``Memory`` reads each JSONL file once per command, upgrades records, and
-collects unreadable lines as warnings for the CLI to print on stderr.
-``open_stores`` resolves the project store and, on request, the global one.
-Lines are never rewritten here; see ``store`` for the write invariants.
+``Memory`` reads each JSONL file once per command, checks every line against
+its kind (``model.LineCheck``) and collects the lines it skips as warnings for
+the CLI to print on stderr; a newer-format line stops the command unless the
+memory is ``tolerant`` (hooks, ``repair``). ``Stores.resolve`` finds the project
+store and, on request, the global one. Lines are never rewritten here; see
+``store`` for the write invariants.
 """
 
 import os

@@ -1,10 +1,11 @@
 """Record kinds, their fields, statuses, ids, validation and upgrades.
 
-The field tables here are the single source for validation and for the
-tables in references/FORMAT.md (rendered by ``tools/render_docs.py``).
+The field tables here are the single source for validation (of payloads by
+``check`` and ``limit_problems``, of stored lines by ``LineCheck``) and for the
+tables in references/FORMAT.md (rendered by ``tests/render_docs.py``), limits included.
 Every record written carries ``"v": 1``; a record without ``v`` comes from
-the original v1 layout and reads as it is; a higher ``v`` is refused.
-Must not import cli.
+the original v1 layout and reads as it is; only a whole-number ``v`` above 1 is a
+newer format (refused); any other odd ``v`` is a damaged line. Must not import cli.
 """
 
 import os

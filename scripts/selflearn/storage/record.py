@@ -2,7 +2,8 @@
 
 Flow: parse → check every item (a single problem rejects the payload and
 nothing is written) → redact → reinforce equivalents instead of duplicating
-→ append events, cards, recommendations, signals → INDEX.md. A card equal to
+→ append events, cards, recommendations, signals, all or nothing across the
+files (``store.append_all``) → INDEX.md. Limits: ``model.MAX_*``. A card equal to
 an existing one (explicit ``key``, else normalized title + when_to_use +
 skill) gets a new merged version and an ``aha_reinforced`` signal.
 """
