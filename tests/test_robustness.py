@@ -530,3 +530,16 @@ def test_documented_limits_are_the_enforced_ones():
                   f"{model.MAX_DEPTH} levels", f"1-{model.MAX_ID_CHARS} characters"):
         assert str(value) in section, value
     assert model.ID_SHAPE.replace("1-96 characters of ", "") in section
+
+
+def test_a_skill_folder_inside_git_is_refused(run, repo, store):
+    seed(store)
+    skill = repo / ".git" / "skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\n")
+    code, _, err = run(["export-backport", "--skill-path", str(skill), "--ids", GOOD["id"],
+                        "--apply"])
+    assert code == 2 and err == (f"self_learning: error: export-backport: --skill-path {skill} "
+                                 "is inside a .git folder; point it at a skill folder of the "
+                                 "working tree\n")
+    assert os.listdir(skill) == ["SKILL.md"]
