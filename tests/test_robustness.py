@@ -334,6 +334,17 @@ def test_a_folder_where_a_store_file_belongs_is_one_line(run, store):
         assert _snapshot(store) == before
 
 
+def test_a_file_where_the_store_folder_belongs_is_named(run, store):
+    store.parent.mkdir(parents=True)
+    store.write_text("not a folder\n")
+    for args, stdin in ((["list"], None), (["record"], json.dumps(FULL_PAYLOAD))):
+        code, out, err = run(args, stdin)
+        assert (code, out) == (1, "")
+        assert err == (f"self_learning: error: {store} is a file where a folder belongs; move "
+                       "it away and run the command again\n")
+    assert store.read_text() == "not a folder\n"
+
+
 REJECTED = {
     "nan": ('{"aha_cards": [{"title": "t", "confidence": NaN}]}',
             "record: standard input is not valid JSON (NaN is not a JSON number; use a string "

@@ -40,5 +40,13 @@ def from_os(exc: OSError) -> SelfLearningError:
     """An ``OSError`` as one line naming the path and the fix (exit 1)."""
     where = exc.filename or "a file"
     why = exc.strerror or type(exc).__name__
+    if exc.errno == 20 and exc.filename:  # name the file that sits where a folder belongs
+        import os
+        here = os.path.dirname(str(exc.filename))
+        while here and os.path.dirname(here) != here and not os.path.exists(here):
+            here = os.path.dirname(here)
+        if os.path.exists(here) and not os.path.isdir(here):
+            return SelfLearningError(f"{here} is a file where a folder belongs; move it away "
+                                     "and run the command again")
     fix = _FIXES.get(exc.errno or 0, "check the path and its permissions")
     return SelfLearningError(f"{where}: {why}; {fix}")
