@@ -69,6 +69,8 @@ DAMAGE = {
     "event_types": ("events.jsonl", b'{"id": "evt_x", "notes": "abc", "tags": {"a": 1}}\n'),
     "rec_types": ("recommendations.jsonl", b'{"id": "rec_x", "title": "r", "priority": 1, '
                   b'"expected_impact": "high"}\n'),
+    "deep_observation": ("observations.jsonl", b'{"event": "tool_failure", "x": '
+                         + b'[' * 5000 + b']' * 5000 + b'}\n'),
     "observation_types": ("observations.jsonl", b'{"v": 1, "event": "tool_failure", '
                           b'"tool": 5, "session_id": ["s"], "ts": "2025-01-01T00:00:01Z"}\n'),
     "surfacing_types": ("surfacings.jsonl", b'{"session_id": 5, "lesson_ids": "abc"}\n'),
