@@ -55,11 +55,12 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
         version["note"] = redact.redact_text(note)
     if scope is not None:
         version["scope"] = scope
-    memory.append(name, [version])
+    writes = [(name, [version])]
     if kind == "rec":
         signal_kind = "rec_done" if status == "done" else "rec_touched"
-        memory.append("signals", [model.complete("signal", {
-            "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})])
+        writes.append(("signals", [model.complete("signal", {
+            "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})]))
+    memory.append_all(writes)  # the version and its signal, or neither
     return {"id": rid, "status": status, "previous_status": records[rid].get("status")}
 
 
