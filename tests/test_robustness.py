@@ -599,3 +599,17 @@ def test_a_skill_folder_inside_git_is_refused(run, repo, store):
                                  "is inside a .git folder; point it at a skill folder of the "
                                  "working tree\n")
     assert os.listdir(skill) == ["SKILL.md"]
+
+
+def test_settings_and_rules_files_that_are_fifos_are_refused_at_once(run, repo, store):
+    seed(store)
+    (repo / ".claude").mkdir()
+    settings_fifo = repo / ".claude" / "settings.json"
+    os.mkfifo(settings_fifo)
+    code, _, err = run(["install-hooks", "--agent", "claude"])
+    assert code == 2 and err == (f"self_learning: error: {settings_fifo} is not a regular file; "
+                                 "move it away first - nothing was written\n")
+    os.mkfifo(repo / "AGENTS.md")
+    code, _, err = run(["export-rules", "--agent", "agents-md"])
+    assert code == 1 and err == (f"self_learning: error: export-rules: {repo / 'AGENTS.md'} is "
+                                 "not a regular file; nothing was written\n")
