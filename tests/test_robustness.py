@@ -163,7 +163,7 @@ def no_fsync(monkeypatch):
 
 @pytest.mark.parametrize("kind", sorted(DAMAGE))
 def test_each_damage_alone(kind, store, tmp_path, capsys, monkeypatch, no_fsync):
-    """Every damage on its own: the core commands (every command with SELF_LEARNING_FULL_MATRIX=1)."""
+    """Every damage on its own: the core commands (all commands: SELF_LEARNING_FULL_MATRIX=1)."""
     seed(store, DAMAGE[kind])
     full = os.environ.get("SELF_LEARNING_FULL_MATRIX") == "1"
     check_commands(commands(tmp_path) if full else CORE, capsys, monkeypatch,
@@ -202,7 +202,8 @@ def test_every_command_on_empty_files(store, tmp_path, capsys, monkeypatch, no_f
      "field confidence must be a finite number"),
     ({"id": "aha_o", "title": "o", "status": "nope"},
      "field status has unknown value 'nope' (one of: " + ", ".join(model.CARD_STATUSES) + ")"),
-    ({"id": "aha_o", "title": "o", "v": 1, "_store": "x"}, "internal field '_store' in a stored line"),
+    ({"id": "aha_o", "title": "o", "v": 1, "_store": "x"},
+     "internal field '_store' in a stored line"),
     ({"title": "o"}, "no id"),
     ({"id": "aha o", "title": "o"}, "field id 'aha o' is outside the id shape (" + model.ID_SHAPE
      + ")"),

@@ -116,11 +116,6 @@ class Stores:
             out.update(memory.folded(name))
         return out
 
-    def quarantine(self, name: str, qdir: str, stamp: str) -> List[store.Problem]:
-        """Move the lines ``problems`` reports (newer-format ones stay) to ``qdir``."""
-        return store.quarantine(self.path(name), qdir, stamp,
-                                model.LineCheck(_name(name)).problem)
-
     def load(self, name: str) -> List[dict]:
         return [r for memory in self.all() for r in memory.load(name)]
 

@@ -149,11 +149,11 @@ ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345
 ID_SHAPE = (f"1-{MAX_ID_CHARS} characters of letters, digits and `_ . : -`, starting with a "
             "letter or digit, without `..`")
 
-# Store files whose lines are checked against a field table on read; the other JSONL files
-# only need the common fields below (``check_line``).
+# Store files whose lines are checked against a field table on read (``LineCheck``); the
+# other JSONL files have the types of a few fields checked (``_LOOSE_TYPES``).
 FILE_KINDS = {"cards": "card", "recs": "rec", "events": "event", "signals": "signal"}
 FOLDED_FILES = ("cards", "recs")   # folded by id: every line needs an id, the first a title
-_LOOSE_TYPES = {  # other files: field -> (kind, meaning of a bad value)
+_LOOSE_TYPES = {  # other files: field -> kind (as in Field)
     "observations": {"event": "str", "agent": "str", "tool": "str", "tool_kind": "str",
                      "family": "str", "args": "str", "file": "str", "outcome": "str",
                      "error": "str", "session_id": "str", "prompt": "str", "cwd": "str",
@@ -233,7 +233,7 @@ def check(kind: str, item: Any, where: str) -> List[str]:
 def limit_problems(value: Any, where: str, depth: int = 1) -> List[str]:
     """Where ``value`` breaks the documented limits: NaN or Infinity, a string over
     ``MAX_FIELD_CHARS``, an array over ``MAX_LIST_ITEMS``, nesting over ``MAX_DEPTH``."""
-    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return [f"{where}: NaN and Infinity are not JSON numbers; use a string or null"]
     if isinstance(value, str):
         return [f"{where}: {len(value)} characters, over the limit of {MAX_FIELD_CHARS}"] \

@@ -10,7 +10,7 @@ skill) gets a new merged version and an ``aha_reinforced`` signal.
 
 from typing import Dict, List, Optional, Tuple
 
-from . import model, redact
+from . import model, redact, store
 from .errors import UsageError
 from .memory import Memory
 
@@ -196,5 +196,4 @@ def read_payload(source: Optional[str], stdin) -> object:
         stream = getattr(stdin, "buffer", None)
         return parse_json(stream.read(limit) if stream is not None else stdin.read(limit),
                           "standard input")
-    from . import store
     return parse_json(store.read_input(source, "record", limit), source)

@@ -2,9 +2,9 @@
 
 Fixes: every line commands skip (unreadable, torn, or of the wrong shape for
 its kind) moved to ``quarantine/`` with its line number and original bytes
-(never dropped; newer-format lines are listed and left in place); missing ``primary_skill`` backfilled from a
-``skill:<name>`` tag or the nearest event in time; status aliases
-normalized. Fixed records get a new version that keeps the timestamps
+(never dropped; newer-format lines are listed and left in place); missing
+``primary_skill`` backfilled from a ``skill:<name>`` tag or the nearest event
+in time; status aliases normalized. Fixed records get a new version that keeps the timestamps
 staleness is measured from (``last_touched_ts`` is not set by a repair).
 """
 
