@@ -74,6 +74,11 @@ DAMAGE = {
     "observation_types": ("observations.jsonl", b'{"v": 1, "event": "tool_failure", '
                           b'"tool": 5, "session_id": ["s"], "ts": "2025-01-01T00:00:01Z"}\n'),
     "surfacing_types": ("surfacings.jsonl", b'{"session_id": 5, "lesson_ids": "abc"}\n'),
+    "proposal_types": ("proposals.jsonl", b'{"id": "prop_x", "status": 5, "kind": ["skill"], '
+                       b'"covers": "abc"}\n'),
+    "correction_types": ("corrections.jsonl", b'{"id": "cor_x", "target": 5, "text": ["t"]}\n'),
+    "backport_types": ("backports.jsonl", b'{"backport_id": 7, "added_card_ids": "aha_x", '
+                       b'"applied": "yes"}\n'),
     "empty_file": ("signals.jsonl", None),
     "crlf": ("aha_cards.jsonl", "crlf"),
     "bom": ("aha_cards.jsonl", "bom"),
