@@ -41,7 +41,8 @@ class Context:
         self.user = paths.user_slug(args.user)
         from ..storage.memory import Stores
         self.stores = Stores.resolve(self.repo_root, self.user,
-                                     getattr(args, "include_global", False))
+                                     getattr(args, "include_global", False),
+                                     tolerant=getattr(args, "tolerant", False))
         self.store_existed = os.path.isdir(self.stores.project.root)
 
     @property

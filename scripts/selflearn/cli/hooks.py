@@ -37,6 +37,9 @@ def _add_install_hooks(sub, uninstall: bool = False) -> None:
     p.add_argument("--agent", required=True, choices=AGENTS)
     p.add_argument("--scope", choices=("project", "user"), default="project")
     option(p, "--dry-run", "show the change")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="write through a project settings file that is a symbolic link leaving "
+                   "the repository (refused by default)")
     p.set_defaults(run=_run_install_hooks, uninstall=uninstall)
 
 
@@ -46,7 +49,8 @@ def _run_install_hooks(ctx: Context) -> Tuple[dict, List[str]]:
     from ..observation import install
     a = ctx.args
     changes = install.plan(a.agent, a.scope, Path(ctx.repo_root), Path(SKILL_DIR),
-                           Path(os.path.expanduser("~")), uninstall=a.uninstall)
+                           Path(os.path.expanduser("~")), uninstall=a.uninstall,
+                           follow_symlinks=a.follow_symlinks)
     data = {"agent": a.agent, "scope": a.scope, "dry_run": a.dry_run,
             "changes": [{"path": str(c.path), "summary": c.summary} for c in changes]}
     if a.dry_run:

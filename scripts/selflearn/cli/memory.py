@@ -222,10 +222,10 @@ def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
 
 
 def _add_repair(sub) -> None:
-    p = sub.add_parser("repair", help="report (and --apply) fixes: torn lines, aliases, skills",
+    p = sub.add_parser("repair", help="report (and --apply) fixes: damaged lines, aliases, skills",
                        epilog=examples(f"{SCRIPT} repair", f"{SCRIPT} repair --apply"))
     option(p, "--apply", "quarantine and fix")
-    p.set_defaults(run=_run_repair, quiet_warnings=True)
+    p.set_defaults(run=_run_repair, quiet_warnings=True, tolerant=True)
 
 
 def _run_repair(ctx: Context) -> Tuple[dict, List[str]]:

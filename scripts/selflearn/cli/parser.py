@@ -15,6 +15,7 @@ from typing import List, Optional
 from .. import __version__
 from . import graduate, guidance, hooks, learn, memory, proposals, share, surface
 from .common import PROG, SCRIPT, Context, _common, examples
+from ..storage import errors
 from ..storage.errors import SelfLearningError, UsageError
 
 COMMANDS = (memory.COMMANDS + hooks.COMMANDS + graduate.COMMANDS
@@ -104,7 +105,15 @@ def _fail(err: SelfLearningError) -> int:
     return err.exit_code
 
 
+def _skipped(ctx) -> None:
+    """Before an error: the store lines the command skipped (they may explain it)."""
+    if ctx is not None and not getattr(ctx.args, "quiet_warnings", False):
+        for warning in dict.fromkeys(ctx.stores.warnings):
+            sys.stderr.write(f"{PROG}: warning: {warning}\n")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    ctx = None
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         if argv[:1] == ["hook"]:
@@ -124,10 +133,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         _emit(args, data, lines)
         return 0
     except SelfLearningError as err:
+        _skipped(ctx)
         return _fail(err)
     except BrokenPipeError:
         sys.stderr.close()
         return 1
+    except OSError as err:  # a read-only store, a full disk, a folder where a file belongs
+        _skipped(ctx)
+        return _fail(errors.from_os(err))
+    except RecursionError:
+        return _fail(UsageError("input nested too deeply to read (see references/FORMAT.md, "
+                                "\"Limits\")"))
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: error: interrupted\n")
         return 130

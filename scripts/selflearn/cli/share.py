@@ -106,7 +106,7 @@ def _add_report(sub) -> None:
 def _run_report(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import report
     a = ctx.args
-    data = report.report(ctx.memory, a.html, a.days, ctx.user)
+    data = report.report(ctx.memory, a.html, a.days, ctx.user, ctx.repo_root)
     return data, report.render(data)
 
 
