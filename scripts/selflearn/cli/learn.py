@@ -6,7 +6,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 
 from typing import List, Tuple
 
-from .common import SCRIPT, Context, examples
+from .common import SCRIPT, Context, examples, option
 
 
 # --- mine ---------------------------------------------------------------------------------
@@ -15,9 +15,12 @@ def _add_mine(sub) -> None:
     p = sub.add_parser("mine", help="learn candidate lessons from the observed hook events",
                        description="Cluster what the hooks observed into candidate aha cards "
                        "(origin: mined, status: candidate, with a confidence and the observation "
-                       "ids as evidence). failures: the same tool failure in 2 or more sessions, "
-                       "with the variant that succeeded next when the log shows one; edits: the "
-                       "agent's own edit corrected the same way in 2 or more sessions; bypass: a "
+                       "ids as evidence). failures: the same tool failure (its cause line, searched "
+                       "in the whole output) in 2 or more sessions, or in one when a fix the "
+                       "error suggests was seen to work, with what fixed it (a hinted command, "
+                       "steps before a passing re-run, a succeeding variant); edits: the "
+                       "agent's own edit corrected the same way in 2 or more sessions, or the "
+                       "same substitution in 2 files (a convention); bypass: a "
                        "shell command the project maps to a skill (config.json skill_bypass); "
                        "denials: a command family refused (denied, rejected, blocked by a hook) "
                        "in 2 or more sessions, or approved every time; preferences: of two "
@@ -37,11 +40,8 @@ def _add_mine(sub) -> None:
     p.add_argument("--kind", action="append",
                    help="what to mine (comma-separated or repeated; default: all): failures, "
                    "edits, bypass, denials, preferences, sequences")
-    p.add_argument("--since", help="only observations at or after this ISO date or time (UTC); "
-                   "reads the whole file and leaves the checkpoint alone")
-    p.add_argument("--dry-run", action="store_true",
-                   help="list the lessons that would be written; write nothing, not even the "
-                   "checkpoint")
+    option(p, "--since", "reads the whole file and leaves the checkpoint alone")
+    option(p, "--dry-run", "list the lessons that would be written; not even the checkpoint")
     p.set_defaults(run=_run_mine, writes=True)
 
 
@@ -79,8 +79,7 @@ def _add_maintain(sub) -> None:
                                        f"{SCRIPT} maintain --force --format json"))
     p.add_argument("--force", action="store_true",
                    help="run every step now, ignoring the rate limit and the nothing-new check")
-    p.add_argument("--dry-run", action="store_true",
-                   help="show what each step would do; write nothing, not even the state")
+    option(p, "--dry-run", "show what each step would do; not even the state")
     p.set_defaults(run=_run_maintain, writes=True)
 
 
@@ -104,7 +103,7 @@ def _add_decay(sub) -> None:
                        "(source: lifecycle). Statuses a person set (rejected, deprecated, "
                        "backported, proposed) are never touched. " + LIFECYCLE,
                        epilog=examples(f"{SCRIPT} decay --dry-run", f"{SCRIPT} decay"))
-    p.add_argument("--dry-run", action="store_true", help="list the moves; write nothing")
+    option(p, "--dry-run", "list the moves")
     p.set_defaults(run=_run_decay, writes=True)
 
 

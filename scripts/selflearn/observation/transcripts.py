@@ -15,6 +15,7 @@ import os
 from typing import Callable, Dict, List, Optional
 
 from ..storage import cursors, fastjson, model, store
+from ..storage import posixfs as fs
 from . import hook, observe
 from ..storage.errors import UsageError
 from .observe import as_dict, as_str
@@ -50,7 +51,8 @@ def _in_folder(folder: str) -> List[str]:
     for name in names:
         sub = os.path.join(folder, name, "subagents")
         if os.path.isdir(sub):
-            found += [os.path.join(sub, n) for n in sorted(os.listdir(sub)) if n.endswith(".jsonl")]
+            found += [os.path.join(sub, n) for n in sorted(os.listdir(sub))
+                      if n.endswith(".jsonl") and os.path.isfile(os.path.join(sub, n))]
     return found
 
 
@@ -65,7 +67,14 @@ def discover(given: List[str], repo_root: str) -> List[str]:
         return _in_folder(folder) if os.path.isdir(folder) else []
     files: List[str] = []
     for path in given:
-        files += _in_folder(path) if os.path.isdir(path) else [path]
+        if os.path.isdir(path):
+            files += _in_folder(path)
+            continue
+        kind = fs.kind_of(os.stat(path).st_mode)
+        if kind != "file":  # a FIFO or a device would block the read or never end
+            raise UsageError(f"ingest-transcripts: {path} is a {kind}; pass transcript "
+                             ".jsonl files (regular files) or folders")
+        files.append(path)
     return list(dict.fromkeys(os.path.abspath(f) for f in files))
 
 
@@ -133,6 +142,10 @@ def _payloads(entry: dict, cur: dict) -> list:
                     text = _between(text, "tool_use_error") or text
                 payload.update(hook_event_name="PostToolUseFailure", error=text,
                                is_interrupt=interrupted)
+                if fields.get("tool_kind") == "shell":  # the hook sees the command too: the
+                    payload.update(tool_name=fields.get("tool"),  # error may name a segment
+                                   tool_input={"command": fields.get("_command")
+                                               or fields.get("args", "")})
             else:
                 payload.update(hook_event_name="PostToolUse", tool_response=response or text)
             out.append((payload, fields))
@@ -144,7 +157,11 @@ def _payloads(entry: dict, cur: dict) -> list:
             if block.get("type") == "tool_use" and as_str(block.get("id")):
                 pre = observe.normalize({"hook_event_name": "PreToolUse", "tool_name": as_str(
                     block.get("name")), "tool_input": block.get("input")}, "claude") or {}
-                cur["pending"][block["id"]] = {k: pre[k] for k in _TOOL_KEYS if k in pre}
+                fields = {k: pre[k] for k in _TOOL_KEYS if k in pre}
+                command = as_dict(block.get("input")).get("command")
+                if pre.get("tool_kind") == "shell" and isinstance(command, str):
+                    fields["_command"] = command[:2000]  # for a failure's owner segment only
+                cur["pending"][block["id"]] = fields
         said = _text(blocks)
         if message.get("stop_reason") == "end_turn" and said and not entry.get("isSidechain"):
             out.append((dict(base, hook_event_name="Stop", last_assistant_message=said), {}))
@@ -156,6 +173,7 @@ def _payloads(entry: dict, cur: dict) -> list:
 
 def _with_tool(obs: dict, fields: dict) -> dict:
     """The tool fields of the answered tool_use, placed where the hook puts them."""
+    fields = {k: v for k, v in fields.items() if not k.startswith("_")}
     if not fields:
         return obs
     out: dict = {}
@@ -193,7 +211,8 @@ def ingest(memory, repo_root: str, given: List[str], since: Optional[str] = None
     with cursors.exclusive(memory.root, enabled=not dry_run):
         state = cursors.load(run.data["state"], "files", "ingest-transcripts", redo)
         run.cursors = state["files"]
-        run.seen = {key(r) for r in store.read(memory.path("observations"))[0]}
+        run.seen = {key(r) for r in store.read(memory.path("observations"),
+                                              check=model.LineCheck("observations").problem)[0]}
         for path in files:
             run.file(path)
         if not dry_run:

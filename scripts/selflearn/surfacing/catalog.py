@@ -15,6 +15,7 @@ from . import score, search, storeindex
 from ..storage.memory import Stores
 
 DAY = 86400.0
+COVERAGE_FLOOR = 0.3  # a card must answer this share of what the query asks (idf-weighted)
 
 
 _public = storeindex.public
@@ -99,8 +100,9 @@ def keep(view: dict, skill=None, tag=None, scope=None, statuses=None) -> bool:
 def rank(views: List[dict], query: Optional[str]) -> List[dict]:
     """Best first: relevance (when a query is given), then score, then recency."""
     if query:
-        for view, rel in zip(views, search.bm25(query, views)):
-            view["relevance"] = rel
+        for view, rel, share in zip(views, search.bm25(query, views),
+                                    search.coverage(query, views)):
+            view["relevance"] = rel if share >= COVERAGE_FLOOR else 0.0
         views = [v for v in views if v["relevance"] > 0]
     else:
         for view in views:
@@ -134,12 +136,10 @@ def _tagged(tags, tag: str) -> bool:
     return tag in ((fastjson.loads(tags) if tags else None) or [])
 
 
-def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None,
-          top: int = 0) -> List[tuple]:
-    """Every card ``keep`` lets through, ranked as ``rank`` ranks them (relevance, score,
-    recency, then fold order), as ``(rid, relevance or None, status, ready)``. With ``top``
-    (and a query, no filter) only the first ``top`` are exact, the rest are placeholders
-    ``(None, …)`` that only count."""
+def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> List[tuple]:
+    """Every card ``keep`` lets through, ranked as ``rank`` ranks them (relevance, kept when
+    the card covers COVERAGE_FLOOR of the query; score; recency; fold order), as
+    ``(rid, relevance or None, status, ready)``."""
     where, params = _where(skill, scope, statuses)
     if not query:
         rows = ix.rows(f"SELECT rid, tags, status, ready FROM cards WHERE {where} "
@@ -149,10 +149,6 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None,
     terms = list(dict.fromkeys(search.tokenize(query)))
     if not terms:
         return []
-    if top and not (skill or tag or scope or statuses):
-        found = _top_by_query(ix, terms, top)
-        if found is not None:
-            return found
     if tag:
         pool = [(rid, n) for rid, tags, n in ix.rows(
             f"SELECT rid, tags, doclen FROM cards WHERE {where}", params) if _tagged(tags, tag)]
@@ -166,13 +162,21 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None,
     avg = (total / n) or 1.0
     names = ["rid", "score", "ts", "status", "ready", "doclen"]
     sql, sql_params = storeindex.with_terms(names, names, f"FROM cardsd WHERE {where}",
-                                            params, terms)
+                                            params, terms, partial=True)
     rows = [r for r in ix.rows(sql + " ORDER BY rid", sql_params)
             if allowed is None or r[0] in allowed]
-    df = [sum(1 for r in rows if r[6 + i]) for i in range(len(terms))]
+    k = len(terms)
+    df = [sum(1 for r in rows if r[6 + i] is not None) for i in range(k)]
     idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
+    whole = sum(dict(zip(terms, idf)).values()) or 1.0
     ranked = []
-    for rid, points, ts, status, ready, length, *freqs in rows:
+    for row in rows:
+        rid, points, ts, status, ready, length = row[:6]
+        freqs, inside = row[6:6 + k], row[6 + k:]
+        held = [f is not None or (len(t) >= 4 and bool(pos) and _inside(ix, rid, t))
+                for t, f, pos in zip(terms, freqs, inside)]
+        if round(sum(w for w, h in zip(idf, held) if h) / whole, 4) < COVERAGE_FLOOR:
+            continue  # rank's coverage: the card answers too little of the query
         rel = 0.0
         for weight, f in zip(idf, freqs):
             if f:
@@ -210,45 +214,8 @@ def views_of(ix, stores: Stores, picked: List[tuple]) -> List[dict]:
     return out
 
 
-MARGIN = 2e-4     # raw BM25 this close to the cut may round (4 places) to a tie or past it
-EXTRA_ROWS = 50   # rows fetched past the ones shown, to settle near-ties at the cut
 
-
-def _top_by_query(ix, terms: List[str], top: int) -> Optional[List[tuple]]:
-    """``order`` for a query over the cards listed by default, computed in SQL: the pool's
-    document frequencies are kept in the index, SQLite sums each card's BM25 with the very
-    operations ``search.bm25`` does (bit for bit) and returns only the best rows; Python then
-    rounds and breaks ties exactly as ``rank`` does. None when near-ties at the cut would need
-    more rows (the caller then ranks every match)."""
-    n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE listed = 1")[0]
-    if not n:
-        return []
-    avg = (total / n) or 1.0
-    df = dict(ix.rows("SELECT term, n FROM pooldf WHERE pool = 'list' AND term IN "
-                      f"({','.join('?' * len(terms))})", terms))
-    idf = [math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms]
-    names = ["rid", "score", "ts", "status", "ready", "doclen"]
-    inner, params = storeindex.with_terms(names, names, "FROM cardsd WHERE listed = 1", [], terms)
-    k1 = search.K1
-    raw = " + ".join(f"coalesce(? * f{i} * ? / (f{i} + ? * (? + ? * doclen / ?)), 0.0)"
-                     for i in range(len(terms)))
-    raw_params = [x for weight in idf for x in (weight, k1 + 1, k1, 1 - search.B, search.B, avg)]
-    scored = f"SELECT rid, score, ts, status, ready, {raw} AS raw FROM ({inner})"
-    rows = ix.rows(f"SELECT *, count(*) OVER (), total(raw < 0.0001) OVER () FROM ({scored}) "
-                   "ORDER BY raw DESC LIMIT ?", (*raw_params, *params, top + EXTRA_ROWS))
-    if not rows:
-        return []
-    matched, lows = rows[0][6], rows[0][7]
-    complete = len(rows) == matched
-    if not complete and (rows[-1][5] >= rows[min(top, len(rows)) - 1][5] - MARGIN or lows):
-        return None  # near-ties run past the rows fetched, or some may round to 0
-    ranked = []
-    for rid, points, ts, status, ready, value, _, _ in rows:
-        rel = round(value, 4)
-        if rel > 0:
-            ranked.append((rel, points, ts, rid, status, ready))
-    if complete:
-        matched = len(ranked)
-    ranked.sort(key=lambda r: (r[0], r[1], r[2], -r[3]), reverse=True)
-    best = [(rid, rel, status, ready) for rel, _, _, rid, status, ready in ranked[:top]]
-    return best + [(None, None, None, None)] * (matched - len(best))
+def _inside(ix, rid: int, term: str) -> bool:
+    """``search.coverage``'s partial hold: the term inside a longer word of the card."""
+    doc = ix.scalar("SELECT doc FROM carddoc WHERE rid=?", (rid,))
+    return any(term in word and len(word) > len(term) for word in storeindex.doc_terms(doc))

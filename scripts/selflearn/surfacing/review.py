@@ -19,20 +19,26 @@ def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str]
     ix = storeindex.of_stores(stores)
     if ix is not None:  # the derived index: only the cards shown are built
         ix.check(["signals", "cards"])
-        order = catalog.order(ix, query, skill, tag, None, statuses, max(limit, 0))
+        order = catalog.order(ix, query, skill, tag, None, statuses)
         items = catalog.views_of(ix, stores, order[:limit] if limit > 0 else order)
         data = {"count": len(items), "total": len(order), "items": items}
-        return _message(data, ix.scalar("SELECT count(*) FROM cards") > 0, bool(order))
+        kept = bool(order) or bool(query and catalog.order(ix, None, skill, tag, None, statuses))
+        return _message(data, ix.scalar("SELECT count(*) FROM cards") > 0, bool(order), kept,
+                        query)
     views = catalog.card_views(stores)
-    matched = catalog.rank([v for v in views if catalog.keep(v, skill, tag, None, statuses)], query)
+    kept = [v for v in views if catalog.keep(v, skill, tag, None, statuses)]
+    matched = catalog.rank(kept, query)
     items = matched[:limit] if limit > 0 else matched
     data = {"count": len(items), "total": len(matched), "items": items}
-    return _message(data, bool(views), bool(matched))
+    return _message(data, bool(views), bool(matched), bool(kept), query)
 
 
-def _message(data: dict, any_card: bool, matched: bool) -> dict:
+def _message(data: dict, any_card: bool, matched: bool, kept: bool, query) -> dict:
     if not any_card:
         data["message"] = EMPTY
+    elif not matched and query and kept:
+        data["message"] = (f"No card answers {query!r}: nothing stored is about it "
+                           "(a card must cover about a third of what the query asks).")
     elif not matched:
         data["message"] = "No card matches these filters."
     return data

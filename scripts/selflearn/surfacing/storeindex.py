@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - some minimal Python builds leave it ou
 
 from ..learning import lifecycle
 from ..storage import fastjson, model, paths, store, text
+from ..storage import posixfs as fs
 from ..storage.record import dedup_key
 from . import score, search
 
@@ -38,7 +39,6 @@ _TABLES = """
 CREATE TABLE files(name TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, offset INTEGER,
                    lines INTEGER, records INTEGER, head BLOB, open_tail INTEGER, mtime INTEGER);
 CREATE TABLE problems(name TEXT, line INTEGER, reason TEXT, raw BLOB);
-CREATE TABLE refused(name TEXT, message TEXT);
 CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
@@ -67,7 +67,7 @@ CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOU
 CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 """
-_DROP = ("files", "problems", "refused", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
+_DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
          "stamps", "recent", "surfaced", "pooldf")
 # ``pooldf`` keeps document frequencies for two pools: "advice" (below) and "list", the cards
 # ``list`` and ``review`` show by default (status not hidden), so a query needs no df pass.
@@ -97,6 +97,25 @@ class Known:
         return self.index.by_key(name, key)
 
 
+class _Titled:
+    """``LineCheck.titled`` over the index: an id whose first line (with its title) was
+    read in an earlier catch-up is in the fold already."""
+
+    def __init__(self, db, table: str, new: set):
+        self.db, self.table, self.new = db, table, new
+
+    def __contains__(self, rid) -> bool:
+        return rid in self.new or self.db.execute(
+            f"SELECT 1 FROM {self.table} WHERE id=?", (rid,)).fetchone() is not None
+
+    def add(self, rid) -> None:
+        self.new.add(rid)
+
+
+class Unusable(Exception):
+    """A store file the index cannot follow (not a regular file): the full read decides."""
+
+
 class Rebuild(Exception):
     """A source file no longer continues what the index read: start over."""
 
@@ -112,10 +131,10 @@ def of(memory) -> Optional["Index"]:
     ix = memory.__dict__.get("_index")
     if ix is None:
         ix = open_index(memory)
-        memory.__dict__["_index"] = ix
-    elif ix.db is not None:
+        memory.__dict__["_index"] = ix if ix is not None else False  # False: not again
+    elif ix and ix.db is not None:
         ix.refresh()
-    return ix
+    return ix or None
 
 
 def of_stores(stores) -> Optional["Index"]:
@@ -132,11 +151,16 @@ def open_index(memory) -> Optional["Index"]:
     root = getattr(memory, "root", None)  # a stand-in without a folder reads in full
     if not enabled() or not isinstance(root, str) or not os.path.isdir(root):
         return None
-    try:
-        return Index(memory)
-    except sqlite3.DatabaseError:  # corrupt beyond what the first open noticed
-        _remove(path_of(memory))
-        return Index(memory)
+    for attempt in (1, 2):
+        try:
+            return Index(memory)
+        except (Unusable, sqlite3.OperationalError, OSError):
+            return None  # locked too long, a full disk, a folder for a file: the full read serves
+        except sqlite3.DatabaseError:  # corrupt beyond what the first open noticed
+            if attempt == 2:
+                return None
+            _remove(path_of(memory))
+    return None
 
 
 def _remove(db_path: str) -> None:
@@ -222,7 +246,8 @@ class Index:
                 self._create()
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
 
     def _intact(self) -> bool:
@@ -285,7 +310,8 @@ class Index:
                 _Apply(self).run(rebuild=True)
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
 
     def rebuild(self) -> None:
@@ -298,28 +324,28 @@ class Index:
             _Apply(self).run(rebuild=True)
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("BEGIN")
 
     # --- problems ----------------------------------------------------------------------------
 
     def check(self, names: Iterable[str], wanted: Optional[Callable[[bytes], bool]] = None) -> None:
-        """What a full read of ``names`` would say: warnings for unreadable lines (those
-        ``wanted`` accepts), and the refusal of a record from a newer format."""
-        names = list(names)
-        marks = ",".join("?" * len(names))
-        for name, message in self.db.execute(
-                f"SELECT name, message FROM refused WHERE name IN ({marks})", names):
-            from ..storage.errors import SelfLearningError
-            raise SelfLearningError(message)
+        """What a full read of ``names`` would say: warnings for the lines it skips (those
+        ``wanted`` accepts), and, unless the memory is tolerant, the refusal of a line from
+        a newer format."""
         for name in names:
             rows = self.db.execute("SELECT line, reason, raw FROM problems WHERE name=? "
                                    "ORDER BY line", (name,)).fetchall()
             tail = self._tail_problem(name)
             for line, reason, raw in rows + ([tail] if tail else []):
-                if wanted is None or wanted(bytes(raw)):
-                    self.memory.warn(name, line, reason)
+                if wanted is not None and not wanted(bytes(raw)):
+                    continue
+                if reason.startswith(store.NEWER) and not getattr(self.memory, "tolerant", False):
+                    from ..storage.errors import SelfLearningError
+                    raise SelfLearningError(f"{self.memory.path(name)}:{line}: {reason}")
+                self.memory.warn(name, line, reason)
 
     def _tail_problem(self, name: str):
         """A last line without its newline that does not parse (a writer died mid-line)."""
@@ -429,7 +455,7 @@ def doc_terms(text: str) -> List[str]:
 
 
 def with_terms(names: List[str], inner: List[str], source: str, params: list,
-               terms: List[str]) -> Tuple[str, list]:
+               terms: List[str], partial: bool = False) -> Tuple[str, list]:
     """SQL for the rows of ``source`` (``FROM … WHERE …`` over a ``doc`` column) whose
     document names a query term: ``names`` (computed as ``inner``), then each term's
     frequency (NULL when absent). Each term is searched once per row: the inner query is
@@ -440,9 +466,12 @@ def with_terms(names: List[str], inner: List[str], source: str, params: list,
     freqs = "".join(f", CASE WHEN p{i} > 0 THEN CAST(substr(doc, p{i} + {len(k)}, 32) AS REAL) "
                     f"END AS f{i}" for i, k in enumerate(keys))
     hit = " OR ".join(f"p{i} > 0" for i in range(len(terms)))
-    sql = (f"SELECT {', '.join(names)}{freqs} FROM (SELECT {cols}, doc, {pos} {source} "
-           f"LIMIT -1) WHERE {hit}")
-    return sql, [*keys, *params]
+    # with ``partial``: where each term occurs at all (inside a longer word, or a number)
+    inside = "".join(f", instr(doc, ?) AS q{i}" for i in range(len(terms))) if partial else ""
+    outer = "".join(f", q{i}" for i in range(len(terms))) if partial else ""
+    sql = (f"SELECT {', '.join(names)}{freqs}{outer} FROM (SELECT {cols}, doc, {pos}{inside} "
+           f"{source} LIMIT -1) WHERE {hit}")
+    return sql, [*keys, *(terms if partial else []), *params]
 
 
 def _wide(kind: str) -> str:
@@ -479,6 +508,7 @@ class _Apply:
         self.ix, self.db, self.memory = index, index.db, index.memory
         self.dirty_cards: set = set()   # ids whose score or readiness may have changed
         self.changed: set = set()       # cards with a new version in this run
+        self.checks: dict = {}          # file -> model.LineCheck, as a full read checks lines
         self.rebuilding = False
         self.left_pool: list = []  # (terms, in advice's pool, listed) as they were before
 
@@ -498,12 +528,15 @@ class _Apply:
             "SELECT dev, ino, offset, lines, records, head, open_tail, mtime FROM files "
             "WHERE name=?", (name,)).fetchone()
         try:
-            fh = open(path, "rb")
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             if row and row[2]:
                 raise Rebuild(f"{name} is gone")
             return
-        with fh:
+        if fs.kind_of(os.fstat(fd).st_mode) != "file":  # a FIFO or a folder: the full read
+            os.close(fd)                                   # says what is wrong, in its words
+            raise Unusable(path)
+        with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
             dev, ino, offset, lines, records, head, open_tail, mtime = row or (
                 st.st_dev, st.st_ino, 0, 0, 0, b"", 0, -1)
@@ -511,6 +544,9 @@ class _Apply:
                     (head and fh.read(len(head)) != bytes(head)) or \
                     (st.st_size == offset and mtime not in (-1, st.st_mtime_ns)):
                 raise Rebuild(f"{name} was replaced or rewritten")
+            fh.seek(offset)
+            if offset == 0 and fh.read(3) == b"\xef\xbb\xbf":  # a byte order mark: skipped
+                offset = 3
             fh.seek(offset)
             if open_tail:  # the last line had no newline when read: it must end now
                 first = fh.read(1)
@@ -546,7 +582,11 @@ class _Apply:
     def _lines(self, name: str, data: bytes, lines: int, records: int):
         """Parse whole lines (``data`` ends with a newline), apply them; new counters."""
         parsed, problems = [], []
-        where = self.memory.path(name)
+        check = self.checks.get(name)
+        if check is None:
+            check = self.checks[name] = model.LineCheck(name)
+            if name in ("cards", "recs"):  # "the first line of an id needs a title": across runs
+                check.titled = _Titled(self.db, name, check.titled)
         import gc
         collecting = gc.isenabled()
         gc.disable()  # many fresh dicts would trigger full collections
@@ -556,13 +596,10 @@ class _Apply:
                 if not raw.strip():
                     continue
                 record, reason = store.parse_line(raw, False)
-                if reason:
+                if not reason:
+                    reason = check.problem(record)
+                if reason:  # damaged, of the wrong shape, or newer: as ``Memory.scan`` skips it
                     problems.append((name, lines, reason, raw))
-                    continue
-                try:
-                    model.upgrade(record, where)
-                except Exception as exc:  # a newer format: every read of this file refuses
-                    self.db.execute("INSERT INTO refused VALUES (?,?)", (name, str(exc)))
                     continue
                 parsed.append((lines, record))
             records += len(parsed)
