@@ -27,7 +27,7 @@ from ..storage import posixfs as fs
 from ..storage.record import dedup_key
 from . import score, search
 
-SCHEMA = 1
+SCHEMA = 2   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 FILE = "index.sqlite3"
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
 CHUNK = 8 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
