@@ -244,17 +244,21 @@ def fold(records: list, key: str = "id") -> dict:
         rid = record.get(key)
         if not isinstance(rid, str) or not rid:
             continue
-        prev = out.get(rid)
-        if prev is None:
-            merged = dict(record)
-            merged["_versions"] = 1
-            merged["_first_ts"] = record.get("ts", "")
-        else:
-            merged = {**prev, **record}
-            merged["_versions"] = prev["_versions"] + 1
-            merged["_first_ts"] = prev["_first_ts"]
-        out[rid] = merged
+        out[rid] = merge(out.get(rid), record)
     return out
+
+
+def merge(prev, record: dict) -> dict:
+    """One line folded onto the version before it (None for the first line of an id)."""
+    if prev is None:
+        merged = dict(record)
+        merged["_versions"] = 1
+        merged["_first_ts"] = record.get("ts", "")
+    else:
+        merged = {**prev, **record}
+        merged["_versions"] = prev["_versions"] + 1
+        merged["_first_ts"] = prev["_first_ts"]
+    return merged
 
 
 def atomic_write(path: str, content) -> None:

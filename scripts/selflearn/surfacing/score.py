@@ -15,6 +15,14 @@ PROVEN_BY = ("used", "reinforced", "recalled")
 def tally(signals: List[dict]) -> Dict[str, Dict[str, int]]:
     """``{id: {"used": n, ...}}`` for cards and recommendations, in one pass."""
     counts: Dict[str, Dict[str, int]] = {}
+    for target, what in targets(signals):
+        slot = counts.setdefault(target, {})
+        slot[what] = slot.get(what, 0) + 1
+    return counts
+
+
+def targets(signals: List[dict]):
+    """``(id, what)`` per signal that counts: ``aha_used`` on a card is ``(aha_id, "used")``."""
     for signal in signals:
         kind = signal.get("kind")
         if not isinstance(kind, str) or "_" not in kind:
@@ -22,9 +30,7 @@ def tally(signals: List[dict]) -> Dict[str, Dict[str, int]]:
         prefix, what = kind.split("_", 1)
         target = signal.get("aha_id") if prefix == "aha" else signal.get("rec_id")
         if isinstance(target, str):
-            slot = counts.setdefault(target, {})
-            slot[what] = slot.get(what, 0) + 1
-    return counts
+            yield target, what
 
 
 def score(record: dict, counts: Dict[str, int]) -> (int, str):

@@ -188,17 +188,7 @@ def public(record: dict) -> dict:
     return out
 
 
-def merge(prev: Optional[dict], record: dict) -> dict:
-    """``store.fold`` for one line: a later partial line updates only its keys."""
-    if prev is None:
-        merged = dict(record)
-        merged["_versions"] = 1
-        merged["_first_ts"] = record.get("ts", "")
-    else:
-        merged = {**prev, **record}
-        merged["_versions"] = prev["_versions"] + 1
-        merged["_first_ts"] = prev["_first_ts"]
-    return merged
+merge = store.merge  # one line folded onto the version before it
 
 
 class Index:
@@ -313,21 +303,6 @@ class Index:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             raise
-
-    def rebuild(self) -> None:
-        """Start over from the JSONL files (``repair`` calls this after it rewrites one)."""
-        self.db.execute("COMMIT")
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            for table in _DROP:
-                self.db.execute(f"DELETE FROM {table}")
-            _Apply(self).run(rebuild=True)
-            self.db.execute("COMMIT")
-        except BaseException:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("BEGIN")
 
     # --- problems ----------------------------------------------------------------------------
 
@@ -655,7 +630,7 @@ class _Apply:
 
     def _signals(self, records: List[dict]) -> None:
         counts: Dict[Tuple[str, str], int] = {}
-        for (target, slot) in _tally_keys(records):
+        for (target, slot) in score.targets(records):
             counts[(target, slot)] = counts.get((target, slot), 0) + 1
         self.db.executemany("INSERT INTO tally VALUES (?,?,?) ON CONFLICT(target, what) "
                             "DO UPDATE SET n = n + excluded.n",
@@ -804,18 +779,6 @@ class _Apply:
                 self.db.execute("UPDATE cards SET score=?, ready=? WHERE id=?",
                                 (score.score(view, mine)[0], int(score.backport_ready(view, mine)),
                                  rid))
-
-
-def _tally_keys(records: List[dict]):
-    """``(target, what)`` per signal, as ``score.tally`` counts them."""
-    for signal in records:
-        kind = signal.get("kind")
-        if not isinstance(kind, str) or "_" not in kind:
-            continue
-        prefix, what = kind.split("_", 1)
-        target = signal.get("aha_id") if prefix == "aha" else signal.get("rec_id")
-        if isinstance(target, str):
-            yield target, what
 
 
 def item_floor(card: dict) -> int:
