@@ -204,12 +204,12 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
                f"(e.violated > 0 OR {last} >= ? OR NOT "
                f"{last} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*')")
         params = [model.iso(now - (weeks * 7 + 1) * lifecycle.DAY)]
-    rows = ix.rows(sql, params)
-    rels = _indexed_relevance(ix, terms, rows) if terms else [1.0] * len(rows)
+    relevance_of = _indexed_relevance(ix, terms) if terms else None
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
     out = []
-    for row, rel in zip(rows, rels):
+    for row in ix.each(sql, params):  # streamed: only the cards that clear the floors stay
         rid, cid, status, base, first, seen, _, _, least, used = row[:10]
+        rel = relevance_of(row) if terms else 1.0
         if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
             continue
         e = None
@@ -231,30 +231,32 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
     return out
 
 
-def _indexed_relevance(ix, terms: List[str], rows: list) -> List[float]:
-    """``relevance`` for the pool cards in ``rows`` (with each query term's frequency)."""
+def _indexed_relevance(ix, terms: List[str]):
+    """``relevance`` of one pool card from its index row (title terms, each query term's
+    frequency), with the pool's document frequencies kept in the index."""
     n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
     avg = (total / n) or 1.0 if n else 1.0
-    titles = [fastjson.loads(row[7]) for row in rows]
-    wanted = set(terms).union(*({w for w, _ in t} for t in titles))
-    df = dict.fromkeys(wanted, 0)
-    for chunk in range(0, len(wanted), 500):
-        part = sorted(wanted)[chunk:chunk + 500]
-        df.update(ix.rows("SELECT term, n FROM pooldf WHERE pool = 'advice' AND term IN "
-                          f"({','.join('?' * len(part))})", part))
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
-    out = []
-    for row, title in zip(rows, titles):
+    df = dict(ix.rows("SELECT term, n FROM pooldf WHERE pool = 'advice'"))
+    idf: Dict[str, float] = {}
+
+    def weight(term: str) -> float:
+        if term not in idf:
+            d = df.get(term, 0)
+            idf[term] = math.log(1 + (n - d + 0.5) / (d + 0.5))
+        return idf[term]
+
+    def relevance_of(row) -> float:
+        title = fastjson.loads(row[7])
         doc = dict(title)
         doc.update((t, f) for t, f in zip(terms, row[14:]) if f is not None)
         norm = search.K1 * (1 - search.B + search.B * row[6] / avg)
 
         def score(words) -> float:
-            return sum(idf[w] * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words
+            return sum(weight(w) * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words
                        if w in doc)
         ref = score([w for w, _ in title])
-        out.append(round(min(1.0, score(terms) / ref), 4) if ref > 0 else 0.0)
-    return out
+        return round(min(1.0, score(terms) / ref), 4) if ref > 0 else 0.0
+    return relevance_of
 
 
 # --- just-in-time stale check ----------------------------------------------------------------

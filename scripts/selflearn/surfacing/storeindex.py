@@ -1,15 +1,9 @@
-"""The derived index of one store: ``<store>/index.sqlite3``, caught up from the JSONL files.
+"""The derived index of one store, ``<store>/index.sqlite3``: the JSONL files' fold, tallies,
+evidence, counts and BM25 documents in SQLite tables, caught up from the offset it last read.
 
-Owns the fold of cards and recommendations (as ``store.fold``), signal tallies, lesson
-evidence, recommendation touches, per-second line stamps, INDEX.md's recent rows, surfacing
-counts, and each card's BM25 document and derived columns (score, backport readiness). The
-JSONL files stay the truth: the index records how far it read each file (device, inode, head
-bytes, offset) and reads only what was appended since; a file that shrank or changed identity,
-a corrupt or missing index, or another schema means a silent rebuild. Every change runs in one
-SQLite write transaction (WAL): readers see the index before or after it, never between, and
-two processes catching up leave the same rows. ``open`` returns None where ``sqlite3`` is
-missing or ``SELF_LEARNING_INDEX=off``: callers then read the JSONL in full, as before.
-Must not import catalog, review, advice or cli (they read through this).
+Invariants: the JSONL files stay the truth and every answer equals a full read; a replaced,
+shrunk or rewritten file, or a missing, corrupt or older index, means a silent rebuild; a
+catch-up is one write transaction. Must not import catalog, review, advice or cli.
 """
 
 import heapq
@@ -366,6 +360,10 @@ class Index:
 
     def rows(self, sql: str, params=()) -> list:
         return self.db.execute(sql, params).fetchall()
+
+    def each(self, sql: str, params=()):
+        """The rows one at a time (a big result need not sit in memory)."""
+        return self.db.execute(sql, params)
 
     def lines(self, name: str) -> int:
         """How many readable records the file holds (what ``len(load(name))`` says)."""
