@@ -153,9 +153,28 @@ def test_generated_references_are_current():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def stdlib_names() -> set:
+    """Top-level standard-library module names (``sys.stdlib_module_names`` from 3.10 on)."""
+    if hasattr(sys, "stdlib_module_names"):
+        return set(sys.stdlib_module_names)
+    import sysconfig  # 3.9: list the standard library's folders
+    names = set(sys.builtin_module_names)
+    for folder in (sysconfig.get_paths()["stdlib"],
+                   os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynload")):
+        names |= {entry.split(".")[0] for entry in os.listdir(folder)
+                  if entry != "site-packages" and not entry.startswith("__")}
+    return names
+
+
+def test_stdlib_names_know_the_standard_library_and_nothing_else():
+    names = stdlib_names()
+    assert {"os", "sqlite3", "json", "fcntl", "posix", "argparse"} <= names
+    assert not {"pytest", "hypothesis", "vermin", "selflearn"} & names
+
+
 def test_scripts_import_only_the_standard_library():
     local = {p.stem for p in (REPO / "scripts").rglob("*.py")} | {"selflearn"}
-    std = set(sys.stdlib_module_names) | {"_sha2", "_sha256"}  # builtin hashes, version-dependent
+    std = stdlib_names() | {"_sha2", "_sha256"}  # builtin hashes, version-dependent
     bad = []
     for path in (REPO / "scripts").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

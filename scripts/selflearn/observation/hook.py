@@ -24,6 +24,10 @@ MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append
 PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
 INJECTING = ("session_start", "prompt")  # events whose hook may print advice (surfacing)
+# The fields that tell one event from another (those present): a second firing of our hook
+# for the same event (registered twice) matches on all of them.
+TWIN_KEYS = ("session_id", "event", "tool_use_id", "prompt_id", "source", "prompt", "last_message")
+TWIN_WINDOW = 2  # seconds: a second firing of the same event this soon is the same event
 
 
 def _parse_args(argv: list) -> dict:
@@ -90,8 +94,38 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
     if obs is None:
         return None
     record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
-    store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), fit_record(record))
+    line = fit_record(record)  # may shorten long fields in place: the check sees what is stored
+    if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
+                              unless=_twin_check(record)):
+        return None  # a second registration fired the same event: stored (and injected) once
     return record
+
+
+def _twin_check(record: dict):
+    """A test for the store's tail: does it hold this event, stored in the last ``TWIN_WINDOW`` s?
+
+    The same event agrees on every ``TWIN_KEYS`` field it has; two registrations
+    of our hook (plugin and settings, project and user) fire it within
+    milliseconds of each other.
+    """
+    if not record.get("session_id"):
+        return None
+    needles = [f'"{k}": {fastjson.dumps(record[k])}'.encode("utf-8", "replace")
+               for k in TWIN_KEYS if record.get(k)]
+    if fs.env("SELF_LEARNING_NOW"):
+        stamps = [record["ts"]]  # the fake clock stands still
+    else:
+        now = time.time()
+        stamps = [time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - k))
+                  for k in range(TWIN_WINDOW + 1)]
+    stamps = [f'"ts": "{s}"'.encode() for s in stamps]
+
+    def seen(tail: bytes) -> bool:
+        if needles[0] not in tail:
+            return False
+        return any(all(n in line for n in needles) and any(s in line for s in stamps)
+                   for line in tail.split(b"\n"))
+    return seen
 
 
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
