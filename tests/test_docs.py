@@ -96,7 +96,8 @@ def sandbox(tmp_path, repo):
     (work / "payload.json").write_text(json.dumps({"aha_cards": [{"title": "from a file"}]}))
     seed = {"aha_cards": [{"id": "aha_example", "title": "Example card", "scope": "portable"}],
             "recommendations": [{"id": "rec_example", "title": "Example recommendation"}]}
-    env = {**os.environ, "SELF_LEARNING_REPO_ROOT": str(repo), "HOME": str(tmp_path / "home"),
+    # the working dir is the repo: its .claude/skills/ links the skill folder, as a user's would
+    env = {**os.environ, "SELF_LEARNING_REPO_ROOT": str(work), "HOME": str(tmp_path / "home"),
            "SELF_LEARNING_GLOBAL_DIR": str(tmp_path / "global")}
     subprocess.run([sys.executable, str(REPO / "scripts" / "self_learning.py"), "record"],
                    input=json.dumps(seed), text=True, env=env, check=True, capture_output=True)
