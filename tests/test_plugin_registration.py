@@ -19,7 +19,7 @@ def home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)  # ~/.claude, ~/.claude.json
     return home
 
 
@@ -61,6 +61,14 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
     settings.write_text(json.dumps({"model": "x"}))
     js(run, "install-hooks", "--agent", "claude", "--ignore-plugin")
     assert ours_in(settings) == 10
+    doctor = js(run, "doctor")  # not trusted yet: the plugin does not load, no double
+    assert doctor["agents"]["claude"]["registrations"] == ["project settings"]
+    assert doctor["agents"]["claude"]["plugins_waiting_for_trust"] == [
+        "self-learning-skills@skills-dir"]
+    assert "plugin self-learning-skills@skills-dir loads once the workspace is trusted" in \
+        run(["doctor"])[1]
+    (home / ".claude.json").write_text(json.dumps(
+        {"projects": {str(repo.parent): {"hasTrustDialogAccepted": True}}}))  # a folder above
     doctor = js(run, "doctor")
     assert doctor["agents"]["claude"]["registrations"] == [
         "plugin self-learning-skills@skills-dir", "project settings"]
@@ -101,7 +109,7 @@ def test_a_marketplace_install_of_the_plugin_counts(run, repo, home, monkeypatch
                                    "other@team-tools": [{"scope": "user"}]}}))
     data = js(run, "install-hooks", "--agent", "claude")
     assert data["plugin"] == {"id": "self-learning-skills@team-tools", "how": "installed plugin",
-                              "enabled": True, "needs_trust": False}
+                              "enabled": True, "needs_trust": False, "trusted": True}
     assert not (repo / ".claude" / "settings.json").exists()
 
 

@@ -1,5 +1,8 @@
 """The whole loop with the real Claude Code client: observe, learn, surface, evaluate.
 
+Run with the plugin's hooks (trusted workspace) and with plugin and settings hooks both
+registered: the lesson is learned from each failure once and injected once either way.
+
 Three sessions on three days hit the same failing `npm test`; `maintain` mines it
 into a lesson and promotes it; the fourth session's first request to the Messages
 API carries the lesson (put there by our SessionStart hook), and `reinforce`
@@ -32,17 +35,19 @@ def _json(done):
     return json.loads(done.stdout)
 
 
-def test_a_lesson_from_three_sessions_reaches_the_fourth(claude_binary, skill_project,
-                                                         tmp_path, monkeypatch):
-    project, store, run_cli = skill_project
+@pytest.mark.parametrize("workspace", ["trusted", "trusted-twice"], indirect=True)
+def test_a_lesson_from_three_sessions_reaches_the_fourth_once(claude_binary, workspace,
+                                                              monkeypatch):
+    project, store, run_cli, home = (workspace.project, workspace.store, workspace.run_cli,
+                                     workspace.home)
     for day in DAYS:
-        _session(claude_binary, project, tmp_path / "home", day,
+        _session(claude_binary, project, home, day,
                  [ch.tool_use("Bash", {"command": FAILING, "description": "Run the tests"}),
                   "The tests fail."], "run the tests")
 
     failures = [json.loads(line) for line in (store / "observations.jsonl").read_text()
                 .splitlines() if '"tool_failure"' in line]
-    assert [f["ts"][:10] for f in failures] == [d[:10] for d in DAYS]
+    assert [f["ts"][:10] for f in failures] == [d[:10] for d in DAYS]  # once each
     assert len({f["session_id"] for f in failures}) == 3
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-04T12:00:00Z")
@@ -52,16 +57,16 @@ def test_a_lesson_from_three_sessions_reaches_the_fourth(claude_binary, skill_pr
     assert "npm test" in lesson["title"] and "Cannot find module" in lesson["title"], report
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T09:00:00Z")
-    server = _session(claude_binary, project, tmp_path / "home", "2026-03-05T09:00:00Z",
+    server = _session(claude_binary, project, home, "2026-03-05T09:00:00Z",
                       [ch.tool_use("Bash", {"command": "npm test 2>/dev/null || true",
                                             "description": "Run the tests"}),
                        "Nothing to fix today."], "what changed since yesterday?")
     first = server.main_requests[0].text()
-    assert lesson["id"] in first and "Cannot find module" in first
+    assert first.count(lesson["id"]) == 1 and "Cannot find module" in first  # the notes, once
 
     surfacings = [json.loads(line) for line in (store / "surfacings.jsonl").read_text()
                   .splitlines()]
-    assert any(lesson["id"] in s["lesson_ids"] for s in surfacings)
+    assert len([s for s in surfacings if lesson["id"] in s["lesson_ids"]]) == 1
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T18:00:00Z")
     _json(run_cli("reinforce", "--format", "json"))

@@ -55,6 +55,21 @@ def _enabled(plugin_id: str, repo_root: Path, home: Path) -> bool:
     return True
 
 
+def trusted(repo_root: Path, home: Path) -> bool:
+    """Has the trust dialog been accepted for the repo or a folder above it (``~/.claude.json``)?"""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    config = Path(moved).expanduser() / ".claude.json" if moved else Path(home) / ".claude.json"
+    projects = _json(config).get("projects")
+    if not isinstance(projects, dict):
+        return False
+    here = Path(os.path.abspath(repo_root))
+    for folder in (here, *here.parents):
+        entry = projects.get(folder.as_posix())
+        if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True:
+            return True
+    return False
+
+
 def _installed_ids(name: str, home: Path) -> List[str]:
     doc = _json(config_dir(home) / "plugins" / "installed_plugins.json")
     plugins = doc.get("plugins", doc)
@@ -66,7 +81,8 @@ def find(skill_dir: Path, repo_root: Path, home: Path) -> List[dict]:
     """Every way Claude Code loads this skill folder as a plugin, enabled or not.
 
     Each: ``id`` (name@marketplace), ``how`` (words for people), ``enabled``,
-    and ``needs_trust`` (a project skills folder loads only in a trusted workspace).
+    ``needs_trust`` (a project skills folder loads only in a trusted workspace)
+    and ``trusted`` (whether it is, as far as ``~/.claude.json`` says).
     """
     name = manifest_name(skill_dir)
     if name is None:
@@ -80,13 +96,17 @@ def find(skill_dir: Path, repo_root: Path, home: Path) -> List[dict]:
             plugin_id = f"{name}@{SKILLS_DIR}"
             out.append({"id": plugin_id, "how": f"{scope} skills folder {folder}",
                         "enabled": _enabled(plugin_id, repo_root, home),
-                        "needs_trust": scope == "project"})
+                        "needs_trust": scope == "project",
+                        "trusted": scope != "project" or trusted(repo_root, home)})
     for plugin_id in _installed_ids(name, home):
         out.append({"id": plugin_id, "how": "installed plugin",
-                    "enabled": _enabled(plugin_id, repo_root, home), "needs_trust": False})
+                    "enabled": _enabled(plugin_id, repo_root, home), "needs_trust": False,
+                    "trusted": True})
     return out
 
 
-def loading(skill_dir: Path, repo_root: Path, home: Path) -> List[dict]:
-    """The enabled ones: each registers our hooks once more."""
-    return [p for p in find(skill_dir, repo_root, home) if p["enabled"]]
+def loading(skill_dir: Path, repo_root: Path, home: Path, now: bool = False) -> List[dict]:
+    """The enabled ones, each registering our hooks once more; ``now``: only those loading
+    today (a project skills folder waits for the workspace's trust)."""
+    return [p for p in find(skill_dir, repo_root, home)
+            if p["enabled"] and (p["trusted"] or not now)]

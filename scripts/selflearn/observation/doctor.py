@@ -56,7 +56,9 @@ def _double_fix(name: str, installed: List[str], plugins: List[dict], script: st
 def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
     home = Path(os.path.expanduser("~"))
     hooks = install.status(Path(repo_root), home)
-    plugins = claude_plugin.loading(Path(skill_dir), Path(repo_root), home) if skill_dir else []
+    found = claude_plugin.loading(Path(skill_dir), Path(repo_root), home) if skill_dir else []
+    plugins = [p for p in found if p["trusted"]]  # loading now; the others wait for trust
+    waiting = [p["id"] for p in found if not p["trusted"]]
     script = os.path.join(skill_dir, "scripts", "self_learning.py") if skill_dir else \
         "scripts/self_learning.py"
     seen = _last_seen(memory)
@@ -68,6 +70,7 @@ def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
         agents[name] = {"installed": installed, "last_event": seen.get(name),
                         "registrations": where,
                         "plugins": [p["id"] for p in plugins] if name == "claude" else [],
+                        "plugins_waiting_for_trust": waiting if name == "claude" else [],
                         "config": {s: str(info[s]["file"]) for s in ("project", "user")
                                    if info.get(s) and info[s].get("file")}}
         if len(where) > 1:
@@ -97,6 +100,8 @@ def render(data: dict) -> List[str]:
         last = agent["last_event"]
         seen = f"last event {last['event']} at {last['ts']}" if last else "no event seen"
         lines.append(f"  {name:<8} hooks: {where}; {seen}")
+        for plugin in agent.get("plugins_waiting_for_trust") or []:
+            lines.append(f"           plugin {plugin} loads once the workspace is trusted")
     for f in data["files"]:
         bad = f", {len(f['unreadable'])} unreadable" if f["unreadable"] else ""
         lines.append(f"  {f['file']:<24} {f['records']:>7} records {f['bytes']:>10} bytes{bad}")
