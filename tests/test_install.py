@@ -366,6 +366,11 @@ def test_plugin_manifest():
     manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "self-learning-skills" and manifest["version"] == "0.1.0"
     assert manifest["description"]
+    # the shape `claude plugin init` scaffolds (tests/e2e/test_plugin_e2e.py validates it strictly)
+    assert manifest["$schema"] == "https://anthropic.com/claude-code/plugin.schema.json"
+    assert manifest["author"]["name"] and manifest["skills"] == ["./"]
+    skill_md = (ROOT / "SKILL.md").read_text()
+    assert f"\nname: {manifest['name']}\n" in skill_md and (ROOT / "SKILL.md").is_file()
     assert "hooks" not in manifest  # hooks/hooks.json is loaded by default; naming it again duplicates it
 
 
