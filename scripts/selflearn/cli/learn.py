@@ -6,7 +6,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 
 from typing import List, Tuple
 
-from .common import SCRIPT, Context, examples
+from .common import SCRIPT, Context, TtyProgress, examples
 
 
 # --- mine ---------------------------------------------------------------------------------
@@ -48,7 +48,12 @@ def _add_mine(sub) -> None:
 def _run_mine(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import mine
     a = ctx.args
-    data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root)
+    progress = TtyProgress.for_stderr()
+    try:
+        data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root, progress)
+    finally:
+        if progress:
+            progress.close()
     a.writes = not a.dry_run and (
         any(e["action"] in ("created", "reinforced") for e in data["lessons"])
         or any(e["action"] in ("proposed", "updated") for e in data["proposals"]))
@@ -84,7 +89,12 @@ def _add_maintain(sub) -> None:
 def _run_maintain(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import maintain
     a = ctx.args
-    data = maintain.maintain(ctx.memory, ctx.repo_root, a.dry_run, a.force)
+    progress = TtyProgress.for_stderr()
+    try:
+        data = maintain.maintain(ctx.memory, ctx.repo_root, a.dry_run, a.force, progress)
+    finally:
+        if progress:
+            progress.close()
     a.writes = data["wrote"]
     return data, maintain.render(data)
 
