@@ -30,7 +30,9 @@ def _add_mine(sub) -> None:
                        "(explicit key mined:<kind>:<digest>). "
                        "Only observations appended since the last run are read (checkpoint: "
                        "<store>/mine_state.json); a replaced or shrunk observations.jsonl is "
-                       "mined again from the start. Rules and constants: references/LEARNING.md.",
+                       "mined again from the start. On a terminal a run longer than a second "
+                       "shows how far it has read (stderr). "
+                       "Rules and constants: references/LEARNING.md.",
                        epilog=examples(f"{SCRIPT} mine --dry-run",
                                        f"{SCRIPT} mine --kind failures --since 2025-01-01 "
                                        "--format json"))
@@ -76,7 +78,8 @@ def _add_maintain(sub) -> None:
                        "since it and promote/decay already ran in the last "
                        f"{LIFECYCLE_EVERY_HOURS} hours (idle time alone still "
                        "moves lessons, so those two run daily). State: "
-                       "<store>/maintain_state.json. " + LIFECYCLE,
+                       "<store>/maintain_state.json. On a terminal a run longer than a second "
+                       "names the step it is on (stderr). " + LIFECYCLE,
                        epilog=examples(f"{SCRIPT} maintain --dry-run",
                                        f"{SCRIPT} maintain --force --format json"))
     p.add_argument("--force", action="store_true",
