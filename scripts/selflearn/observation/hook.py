@@ -26,7 +26,8 @@ AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
 INJECTING = ("session_start", "prompt")  # events whose hook may print advice (surfacing)
 # The fields that tell one event from another (those present): a second firing of our hook
 # for the same event (registered twice) matches on all of them.
-TWIN_KEYS = ("session_id", "event", "tool_use_id", "prompt_id", "source", "prompt", "last_message")
+# Listed rarest first: the check looks only at the lines holding the first one present.
+TWIN_KEYS = ("tool_use_id", "prompt", "last_message", "prompt_id", "source", "event", "session_id")
 TWIN_WINDOW = 2  # seconds: a second firing of the same event this soon is the same event
 
 
@@ -120,11 +121,17 @@ def _twin_check(record: dict):
                   for k in range(TWIN_WINDOW + 1)]
     stamps = [f'"ts": "{s}"'.encode() for s in stamps]
 
+    rare, rest = needles[0], needles[1:]
+
     def seen(tail: bytes) -> bool:
-        if needles[0] not in tail:
-            return False
-        return any(all(n in line for n in needles) and any(s in line for s in stamps)
-                   for line in tail.split(b"\n"))
+        at = tail.find(rare)
+        while at >= 0:  # only the lines holding the rarest field are looked at
+            start, end = tail.rfind(b"\n", 0, at) + 1, tail.find(b"\n", at)
+            line = tail[start:end if end >= 0 else len(tail)]
+            if all(n in line for n in rest) and any(s in line for s in stamps):
+                return True
+            at = tail.find(rare, end if end >= 0 else len(tail))
+        return False
     return seen
 
 
