@@ -29,6 +29,7 @@ INJECTING = ("session_start", "prompt")  # events whose hook may print advice (s
 # Listed rarest first: the check looks only at the lines holding the first one present.
 TWIN_KEYS = ("tool_use_id", "prompt", "last_message", "prompt_id", "source", "event", "session_id")
 TWIN_WINDOW = 2  # seconds: a second firing of the same event this soon is the same event
+CODEX_TAIL = 256 * 1024  # bytes of a Codex rollout file searched for a command's exit code
 
 
 def _parse_args(argv: list) -> dict:
@@ -91,6 +92,8 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
         raise ValueError("payload is not UTF-8") from None
     if not isinstance(payload, dict):
         raise ValueError(f"payload is a JSON {type(payload).__name__}, not an object")
+    if opts["agent"] == "codex":
+        _codex_exit_code(payload)
     obs = observe.normalize(payload, opts["agent"], opts["event"])
     if obs is None:
         return None
@@ -133,6 +136,42 @@ def _twin_check(record: dict):
             at = tail.find(rare, end if end >= 0 else len(tail))
         return False
     return seen
+
+
+def _codex_exit_code(payload: dict) -> None:
+    """Codex's PostToolUse gives a command's output but not its exit code (0.169); the session's
+    rollout file (``transcript_path``) holds it in the command's ``item_completed`` line. Put it
+    in front of the output as the ``Exit code: N`` header older Codex releases sent."""
+    response, call = payload.get("tool_response"), payload.get("tool_use_id")
+    path = payload.get("transcript_path")
+    if payload.get("hook_event_name") != "PostToolUse" or not isinstance(response, str) \
+            or not isinstance(call, str) or not call or not isinstance(path, str) or not path \
+            or response.lstrip()[:40].lower().startswith(("exit code", "process exited")):
+        return
+    try:
+        fd = fs.open_fd(path, fs.O_RDONLY)
+    except OSError:
+        return
+    try:
+        size = fs.fstat(fd).st_size
+        tail = fs.pread(fd, min(size, CODEX_TAIL), max(0, size - CODEX_TAIL))
+    finally:
+        fs.close(fd)
+    needle = f'"id":"{call}"'.encode("utf-8", "replace")
+    end = len(tail)
+    while True:  # the last line naming the call that carries an exit code
+        at = tail.rfind(needle, 0, end)
+        if at < 0:
+            return
+        start, stop = tail.rfind(b"\n", 0, at) + 1, tail.find(b"\n", at)
+        line = tail[start:stop if stop >= 0 else len(tail)]
+        key = line.find(b'"exit_code":')
+        if key >= 0:
+            digits = line[key + 12:key + 24].split(b",")[0].split(b"}")[0].strip()
+            if digits.lstrip(b"-").isdigit():
+                payload["tool_response"] = f"Exit code: {int(digits)}\nOutput:\n{response}"
+            return
+        end = start
 
 
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
