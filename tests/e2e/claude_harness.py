@@ -112,6 +112,43 @@ def ensure_claude(cache_dir: Union[str, Path, None] = None, *, timeout: float = 
         return binary
 
 
+def npm_install(cache: Path, package: str, version: str, binary: Path,
+                timeout: float = 600) -> Optional[Path]:
+    """``package@version`` into ``cache`` (once, under a lock); ``binary``, or None without npm.
+
+    Raises ``RuntimeError`` when npm is there but the install fails.
+    """
+    def installed() -> bool:
+        pkg = cache / "node_modules" / package / "package.json"
+        try:
+            return json.loads(pkg.read_text()).get("version") == version and binary.exists()
+        except (OSError, ValueError):
+            return False
+    if installed():
+        return binary
+    npm = shutil.which("npm")
+    if npm is None:
+        return None
+    cache.mkdir(parents=True, exist_ok=True)
+    with _install_lock, open(cache / ".install.lock", "w") as lock:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass
+        if installed():
+            return binary
+        if not (cache / "package.json").exists():
+            (cache / "package.json").write_text('{"name": "self-learning-skills-e2e", "private": true}\n')
+        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-save",
+                               "--loglevel=error", f"{package}@{version}"], cwd=str(cache),
+                              capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0 or not installed():
+            raise RuntimeError(f"npm install of {package}@{version} into {cache} failed "
+                               f"(rc={proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        return binary
+
+
 # --------------------------------------------------------------------------
 # Script model
 # --------------------------------------------------------------------------

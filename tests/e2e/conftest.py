@@ -86,3 +86,15 @@ def workspace(request, tmp_path, monkeypatch):
     monkeypatch.delenv("SELF_LEARNING_REPO_ROOT", raising=False)
     return make_workspace(tmp_path, request.param)
 
+
+
+@pytest.fixture(scope="session")
+def codex_launcher() -> Path:
+    import codex_harness as cx
+    try:
+        launcher = cx.ensure_codex()
+    except (RuntimeError, OSError) as exc:
+        pytest.skip(f"could not install {cx.CODEX_PACKAGE}@{cx.CODEX_VERSION}: {exc}")
+    if launcher is None:
+        pytest.skip("npm is not on PATH: cannot install the Codex CLI for e2e tests")
+    return launcher
