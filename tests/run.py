@@ -103,8 +103,8 @@ def ensure_venv(key, exe: str) -> str:
 def _is_selection(args: list) -> bool:
     if any(a in SELECTION_FLAGS or a.startswith(("-k", "-m")) for a in args):
         return True
-    return any(not a.startswith("-") and (os.path.exists(os.path.join(REPO, a.split("::")[0])))
-               for a in args)
+    return any(not a.startswith("-") and a.rstrip("/") != "tests"
+               and os.path.exists(os.path.join(REPO, a.split("::")[0])) for a in args)
 
 
 def _split_args(argv: list):
