@@ -88,13 +88,23 @@ def workspace(request, tmp_path, monkeypatch):
 
 
 
+def _launcher(ensure, package: str, version: str) -> Path:
+    try:
+        launcher = ensure()
+    except (RuntimeError, OSError) as exc:
+        pytest.skip(f"could not install {package}@{version}: {exc}")
+    if launcher is None:
+        pytest.skip(f"npm is not on PATH: cannot install {package} for e2e tests")
+    return launcher
+
+
 @pytest.fixture(scope="session")
 def codex_launcher() -> Path:
     import codex_harness as cx
-    try:
-        launcher = cx.ensure_codex()
-    except (RuntimeError, OSError) as exc:
-        pytest.skip(f"could not install {cx.CODEX_PACKAGE}@{cx.CODEX_VERSION}: {exc}")
-    if launcher is None:
-        pytest.skip("npm is not on PATH: cannot install the Codex CLI for e2e tests")
-    return launcher
+    return _launcher(cx.ensure_codex, cx.CODEX_PACKAGE, cx.CODEX_VERSION)
+
+
+@pytest.fixture(scope="session")
+def gemini_launcher() -> Path:
+    import gemini_harness as gx
+    return _launcher(gx.ensure_gemini, gx.GEMINI_PACKAGE, gx.GEMINI_VERSION)

@@ -93,7 +93,8 @@ def _hash(text: str) -> str:
 
 _META = ("exit code", "wall time", "command:", "directory:", "chunk id", "signal:",
          "original token count", "process exited", "process group", "background pids",
-         "error: (none)", "output: (empty)", "output:")
+         "error: (none)", "output: (empty)", "output:",
+         "<untrusted_context>", "</untrusted_context>")  # Gemini CLI wraps tool output in these
 
 
 def _error_head(text: str):

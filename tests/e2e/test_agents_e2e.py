@@ -1,0 +1,98 @@
+"""The real Codex CLI and Gemini CLI, offline against scripted model APIs: hooks written by
+`install-hooks --agent <name>` (portable project files) observe failing-then-fixed sessions once
+each, `maintain` mines the failure into a lesson, and the next session's first model request
+carries it, once."""
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+import codex_harness as cx
+import gemini_harness as gx
+from conftest import NOT_COPIED, REPO
+
+pytestmark = pytest.mark.e2e
+
+FAILING = ("npm test 2>/dev/null || { echo \"Error: Cannot find module 'left-pad'\" >&2; "
+           "exit 1; }")
+FIXED = "npm test --offline 2>/dev/null || echo '3 passing'"
+DAYS = ["2026-03-02T10:00:00Z", "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z"]
+
+# agent -> (harness, launcher fixture, hook file, the hook file's portable root)
+AGENTS = {
+    "codex": (cx, "codex_launcher", ".codex/hooks.json", "git rev-parse --show-toplevel"),
+    "gemini": (gx, "gemini_launcher", ".gemini/settings.json", "$GEMINI_PROJECT_DIR"),
+}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.delenv("SELF_LEARNING_REPO_ROOT", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    shutil.copytree(REPO, project / ".agents" / "skills" / "self-learning-skills",
+                    ignore=NOT_COPIED)
+    return project
+
+
+def cli(project, *args):
+    done = subprocess.run([sys.executable, str(project / ".agents/skills/self-learning-skills/"
+                                               "scripts/self_learning.py"), *args],
+                          cwd=project, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def session(agent, launcher, project, home, now, script, prompt):
+    harness = AGENTS[agent][0]
+    server_class = cx.ScriptedResponsesServer if agent == "codex" else gx.ScriptedGeminiServer
+    run = cx.run_codex if agent == "codex" else gx.run_gemini
+    with server_class(script) as server:
+        proc = run(launcher, project, prompt, server, home, extra_env={"SELF_LEARNING_NOW": now})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert harness is not None
+    return server
+
+
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path, monkeypatch,
+                                                       request):
+    harness, fixture, hook_file, root = AGENTS[agent]
+    launcher = request.getfixturevalue(fixture)
+    home = tmp_path / "home"
+    cli(project, "install-hooks", "--agent", agent)
+    hooks = (project / hook_file).read_text()
+    assert str(tmp_path) not in hooks and root in hooks
+    for day in DAYS:
+        session(agent, launcher, project, home, day,
+                [harness.command(FAILING), harness.command(FIXED), "Fixed: the tests pass."],
+                "run the tests and fix them")
+
+    path = project / ".agent-skills/self-learning/v1/users/tester/observations.jsonl"
+    obs = [json.loads(line) for line in path.read_text().splitlines()]
+    keys = Counter((o["session_id"], o["event"], o.get("tool_use_id"), o.get("args"), o["ts"])
+                   for o in obs)
+    assert set(keys.values()) == {1}, keys  # each event stored once
+    assert {o["agent"] for o in obs} == {agent} and len({o["session_id"] for o in obs}) == 3
+    failures = [o for o in obs if o["event"] == "tool_failure"]
+    assert [(f["family"], f["exit_code"], f["ts"][:10]) for f in failures] == \
+        [("npm test", 1, d[:10]) for d in DAYS]
+    assert all(f["error"].startswith("Error: Cannot find module 'left-pad'") for f in failures)
+    fixed = [o for o in obs if o["event"] == "tool_success" and "--offline" in o.get("args", "")]
+    assert len(fixed) == 3
+    assert {o["event"] for o in obs} >= {"session_start", "prompt", "pre_tool", "stop"}
+
+    monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-04T12:00:00Z")
+    cli(project, "maintain", "--format", "json")
+    cards = json.loads(cli(project, "list", "--format", "json", "--status", "accepted"))["items"]
+    (lesson,) = [c for c in cards if c.get("origin") == "mined"]
+    assert "npm test" in lesson["title"] and "Cannot find module" in lesson["title"]
+
+    server = session(agent, launcher, project, home, "2026-03-05T09:00:00Z",
+                     ["Nothing to fix today."], "what changed since yesterday?")
+    first = server.texts()[0]
+    assert first.count(lesson["id"]) == 1 and "Cannot find module" in first
