@@ -42,14 +42,19 @@ def command(cmd: str) -> Dict[str, str]:
 class ScriptedResponsesServer:
     """A scripted OpenAI Responses API (``POST /v1/responses``, streamed) on 127.0.0.1.
 
+    Shell turns call ``tool`` with the command as ``arg`` (Codex: ``exec_command``/``cmd``;
+    Copilot CLI: ``bash``/``command``).
+
     The turn served is chosen by how many tool results the request already
     carries, so a retry gets the same answer; past the script, ``final_text``.
     Every request body is kept in :attr:`requests`.
     """
 
     def __init__(self, script: Sequence[Union[str, Mapping[str, str]]] = (),
-                 final_text: str = "Done.") -> None:
+                 final_text: str = "Done.", tool: str = "exec_command",
+                 arg: str = "cmd") -> None:
         self.script = [{"text": t} if isinstance(t, str) else dict(t) for t in script]
+        self.tool, self.arg = tool, arg  # the client's shell tool and its command argument
         self.final_text = final_text
         self.requests: List[Dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -80,7 +85,7 @@ class ScriptedResponsesServer:
         turn = self.script[done] if done < len(self.script) else {"text": self.final_text}
         if "cmd" in turn:
             item = {"type": "function_call", "id": f"fc_{done}", "call_id": f"call_{done}",
-                    "name": "exec_command", "arguments": json.dumps({"cmd": turn["cmd"]})}
+                    "name": self.tool, "arguments": json.dumps({self.arg: turn["cmd"]})}
         else:
             item = {"type": "message", "role": "assistant", "id": f"msg_{done}",
                     "content": [{"type": "output_text", "text": turn["text"]}]}

@@ -108,3 +108,9 @@ def codex_launcher() -> Path:
 def gemini_launcher() -> Path:
     import gemini_harness as gx
     return _launcher(gx.ensure_gemini, gx.GEMINI_PACKAGE, gx.GEMINI_VERSION)
+
+
+@pytest.fixture(scope="session")
+def copilot_launcher() -> Path:
+    import copilot_harness as px
+    return _launcher(px.ensure_copilot, px.COPILOT_PACKAGE, px.COPILOT_VERSION)

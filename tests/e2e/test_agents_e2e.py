@@ -1,7 +1,9 @@
-"""The real Codex CLI and Gemini CLI, offline against scripted model APIs: hooks written by
-`install-hooks --agent <name>` (portable project files) observe failing-then-fixed sessions once
-each, `maintain` mines the failure into a lesson, and the next session's first model request
-carries it, once."""
+"""The real Codex CLI, Gemini CLI and GitHub Copilot CLI, offline against scripted model APIs:
+hooks written by `install-hooks --agent <name>` (portable project files) observe
+failing-then-fixed sessions once each, `maintain` mines the failure into a lesson, and the next
+session's first model request carries it, once (Copilot ignores hook output, so nothing is
+injected there). Cursor has no client that runs offline: tests/test_hook_files.py checks its
+file against the documented shape."""
 import json
 import shutil
 import subprocess
@@ -11,6 +13,7 @@ from collections import Counter
 import pytest
 
 import codex_harness as cx
+import copilot_harness as px
 import gemini_harness as gx
 from conftest import NOT_COPIED, REPO
 
@@ -25,7 +28,11 @@ DAYS = ["2026-03-02T10:00:00Z", "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z"]
 AGENTS = {
     "codex": (cx, "codex_launcher", ".codex/hooks.json", "git rev-parse --show-toplevel"),
     "gemini": (gx, "gemini_launcher", ".gemini/settings.json", "$GEMINI_PROJECT_DIR"),
+    "copilot": (px, "copilot_launcher", ".github/hooks/self-learning.json", '"cwd": "."'),
 }
+SERVERS = {"codex": cx.ScriptedResponsesServer, "gemini": gx.ScriptedGeminiServer,
+           "copilot": px.server}
+RUNS = {"codex": cx.run_codex, "gemini": gx.run_gemini, "copilot": px.run_copilot}
 
 
 @pytest.fixture
@@ -48,13 +55,10 @@ def cli(project, *args):
 
 
 def session(agent, launcher, project, home, now, script, prompt):
-    harness = AGENTS[agent][0]
-    server_class = cx.ScriptedResponsesServer if agent == "codex" else gx.ScriptedGeminiServer
-    run = cx.run_codex if agent == "codex" else gx.run_gemini
-    with server_class(script) as server:
-        proc = run(launcher, project, prompt, server, home, extra_env={"SELF_LEARNING_NOW": now})
+    with SERVERS[agent](script) as server:
+        proc = RUNS[agent](launcher, project, prompt, server, home,
+                           extra_env={"SELF_LEARNING_NOW": now})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert harness is not None
     return server
 
 
@@ -95,4 +99,7 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
     server = session(agent, launcher, project, home, "2026-03-05T09:00:00Z",
                      ["Nothing to fix today."], "what changed since yesterday?")
     first = server.texts()[0]
+    if agent == "copilot":  # Copilot ignores what hooks print (references/INTEGRATION.md)
+        assert lesson["id"] not in first
+        return
     assert first.count(lesson["id"]) == 1 and "Cannot find module" in first
