@@ -158,10 +158,10 @@ def stdlib_names() -> set:
     """Top-level standard-library module names (``sys.stdlib_module_names`` from 3.10 on)."""
     if hasattr(sys, "stdlib_module_names"):
         return set(sys.stdlib_module_names)
-    import sysconfig  # 3.9: list the standard library's folders
+    import sysconfig  # 3.9: list the standard library's folders (the base install's, not a venv's)
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
     names = set(sys.builtin_module_names)
-    for folder in (sysconfig.get_paths()["stdlib"],
-                   os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynload")):
+    for folder in (base["stdlib"], os.path.join(base["platstdlib"], "lib-dynload")):
         names |= {entry.split(".")[0] for entry in os.listdir(folder)
                   if entry != "site-packages" and not entry.startswith("__")}
     return names
