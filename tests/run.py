@@ -4,8 +4,9 @@
 Each interpreter gets its own venv, .venv-test/<version>/ (reused while
 tests/requirements.txt is unchanged), with the test tools pinned for that
 version. The newest interpreter runs everything, the end-to-end tests
-(tests/e2e, real agent clients) included; older ones run the same suite
-without tests/e2e, two at a time. One line per version says how it went.
+(tests/e2e, real agent clients) included, as two jobs; older ones run the
+suite without tests/e2e. Two jobs at a time (the machine has 2 cores), a line
+per job as it ends, the output of any that failed at the end.
 
   python3 tests/run.py                    # every version found
   python3 tests/run.py -q -x -k record    # a selection (-k, -m, paths): this python3 only
@@ -129,62 +130,77 @@ def _summary(output: str) -> str:
     return tail[-1] if tail else (lines[-1] if lines else "no output")
 
 
-def run_one(key, exe: str, version: str, args: list, e2e: bool, live: bool) -> dict:
+PARTS = {"all": "whole suite", "unit": "suite without tests/e2e", "e2e": "tests/e2e"}
+
+
+def run_one(key, exe: str, version: str, args: list, part: str, live: bool) -> dict:
+    """One pytest run of ``part`` ("all", "unit" or "e2e") under one interpreter."""
+    result = {"version": version, "part": part, "code": 2, "output": "", "seconds": 0.0}
     try:
         python = ensure_venv(key, exe)
     except (OSError, RuntimeError, subprocess.SubprocessError) as err:
-        return {"version": version, "code": 2, "output": str(err), "e2e": e2e, "seconds": 0.0}
+        return dict(result, output=str(err))
+    if part == "e2e":
+        args = [a for a in args if a.rstrip("/") != "tests"] + ["tests/e2e"]
+    elif part == "unit":
+        args = list(args) + ["--ignore=tests/e2e"]
     cmd = [python, "-m", "pytest", *args]
-    if not e2e:
-        cmd.append("--ignore=tests/e2e")
     start = time.monotonic()
     if live:
-        code = subprocess.call(cmd, cwd=REPO)
-        output = ""
+        code, output = subprocess.call(cmd, cwd=REPO), ""
     else:
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
         code, output = proc.returncode, proc.stdout + proc.stderr
-    return {"version": version, "code": code, "output": output, "e2e": e2e,
-            "seconds": time.monotonic() - start}
+    return dict(result, code=code, output=output, seconds=time.monotonic() - start)
+
+
+def _line(res: dict) -> str:
+    state = "ok" if res["code"] == 0 else f"FAILED (exit {res['code']})"
+    detail = f": {_summary(res['output'])}" if res["output"] else ""
+    return (f"  python {res['version']:<8} {state:<16} {PARTS[res['part']]}, "
+            f"{res['seconds']:.0f} s{detail}")
 
 
 def run_all(found: dict, args: list) -> int:
-    """Newest first with e2e and live output; the others captured, PARALLEL at a time."""
+    """The newest runs tests/e2e and the rest of the suite as two jobs; every other version
+    the suite without tests/e2e. PARALLEL jobs at a time, the longest (e2e) first."""
     keys = sorted(found, reverse=True)
-    newest, others = keys[0], keys[1:]
+    for key in keys:  # venvs first, one at a time: two jobs share the newest's
+        try:
+            ensure_venv(key, found[key][0])
+        except (OSError, RuntimeError, subprocess.SubprocessError):
+            pass  # its job tries again and reports the error
     args = list(args) + ["-p", "no:cacheprovider"]
+    jobs = [(keys[0], "e2e")] + [(key, "unit") for key in keys]
     results, lock = [], threading.Lock()
-    queue = list(others)
+    start = time.monotonic()
 
     def worker() -> None:
         while True:
             with lock:
-                if not queue:
+                if not jobs:
                     return
-                key = queue.pop(0)
-            res = run_one(key, found[key][0], found[key][1], args, e2e=False, live=False)
+                key, part = jobs.pop(0)
+            res = run_one(key, found[key][0], found[key][1], args, part, live=False)
             with lock:
                 results.append(res)
+                print(_line(res), flush=True)
 
-    start = time.monotonic()
-    threads = [threading.Thread(target=worker) for _ in range(max(0, PARALLEL - 1))]
-    for t in threads:  # older versions in the background while the newest runs live
+    print(f"tests/run.py: Python {', '.join(found[k][1] for k in keys)}; tests/e2e on "
+          f"{found[keys[0]][1]} only; {PARALLEL} jobs at a time", flush=True)
+    threads = [threading.Thread(target=worker) for _ in range(PARALLEL)]
+    for t in threads:
         t.start()
-    first = run_one(newest, found[newest][0], found[newest][1], args, e2e=True, live=True)
-    worker()  # the foreground takes its share of the older versions once the newest is done
     for t in threads:
         t.join()
-    results = [first] + sorted(results, key=lambda r: r["version"], reverse=True)
-    print(f"\ntests/run.py: {len(results)} Python versions in {time.monotonic() - start:.0f} s")
     for res in results:
         if res["code"] != 0 and res["output"]:
-            print(f"\n--- python {res['version']} output ---\n{res['output'].rstrip()}\n")
-    for res in results:
-        state = "ok" if res["code"] == 0 else f"FAILED (exit {res['code']})"
-        scope = "whole suite" if res["e2e"] else "suite without tests/e2e"
-        detail = "" if not res["output"] else f": {_summary(res['output'])}"
-        print(f"  python {res['version']:<8} {state:<16} {scope}, {res['seconds']:.0f} s{detail}")
-    return 0 if all(r["code"] == 0 for r in results) else 1
+            print(f"\n--- python {res['version']}, {PARTS[res['part']]} ---\n"
+                  f"{res['output'].rstrip()}\n")
+    failed = [r for r in results if r["code"] != 0]
+    print(f"tests/run.py: {len(keys)} Python versions in {time.monotonic() - start:.0f} s: "
+          + ("all passed" if not failed else f"{len(failed)} of {len(results)} runs FAILED"))
+    return 1 if failed else 0
 
 
 def main(argv=None) -> int:
@@ -209,7 +225,7 @@ def main(argv=None) -> int:
         return 2
     if len(found) == 1:
         (key, (exe, version)), = found.items()
-        result = run_one(key, exe, version, args, e2e=True, live=True)
+        result = run_one(key, exe, version, args, "all", live=True)
         if result["output"]:
             print(f"tests/run.py: error: {result['output']}", file=sys.stderr)
         return result["code"]
