@@ -130,3 +130,15 @@ def test_doctor_reports_project_and_user_hooks_of_one_agent(run, repo, home, mon
     assert doctor["healthy"] is False
     js(run, "uninstall-hooks", "--agent", "codex", "--scope", "user")
     assert not [p for p in js(run, "doctor")["problems"] if "registered" in p]
+
+
+def test_suggest_hooks_counts_the_plugin_as_hooks(run, repo, home, monkeypatch):
+    place_skill(repo / ".claude" / "skills" / "self-learning-skills", monkeypatch)
+    monkeypatch.setattr("selflearn.cli.share.SKILL_DIR",
+                        str(repo / ".claude" / "skills" / "self-learning-skills"))
+    data = js(run, "suggest-hooks")
+    (row,) = [r for r in data["hook_agents"] if r["agent"] == "claude"]
+    assert (row["hooks"], row["plugin"], row["command"]) == (
+        "plugin", "self-learning-skills@skills-dir", "")
+    assert "claude: hooks registered by the plugin self-learning-skills@skills-dir" in \
+        run(["suggest-hooks"])[1]

@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from claude_harness import default_cache_dir, npm_install
+from claude_harness import default_cache_dir, existing, npm_install
+from local_server import QuietHandler, ScriptedServer
 
 CODEX_VERSION = "0.169.0"
 CODEX_PACKAGE = "@openai/codex"
@@ -31,7 +30,7 @@ def ensure_codex(cache_dir: Union[str, Path, None] = None) -> Optional[Path]:
     """Install the pinned Codex CLI into ``<cache>/codex`` (once); its launcher, or None without npm."""
     cache = (Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / "codex"
     launcher = cache / "node_modules" / ".bin" / "codex"
-    return npm_install(cache, CODEX_PACKAGE, CODEX_VERSION, launcher)
+    return npm_install(cache, CODEX_PACKAGE, CODEX_VERSION, existing(launcher))
 
 
 def command(cmd: str) -> Dict[str, str]:
@@ -39,45 +38,26 @@ def command(cmd: str) -> Dict[str, str]:
     return {"cmd": cmd}
 
 
-class ScriptedResponsesServer:
+class ScriptedResponsesServer(ScriptedServer):
     """A scripted OpenAI Responses API (``POST /v1/responses``, streamed) on 127.0.0.1.
 
     Shell turns call ``tool`` with the command as ``arg`` (Codex: ``exec_command``/``cmd``;
-    Copilot CLI: ``bash``/``command``).
-
-    The turn served is chosen by how many tool results the request already
-    carries, so a retry gets the same answer; past the script, ``final_text``.
-    Every request body is kept in :attr:`requests`.
+    Copilot CLI: ``bash``/``command``). The turn served is chosen by how many tool
+    results the request already carries, so a retry gets the same answer; past the
+    script, ``final_text``. Every request body is kept in :attr:`requests`.
     """
 
     def __init__(self, script: Sequence[Union[str, Mapping[str, str]]] = (),
                  final_text: str = "Done.", tool: str = "exec_command",
                  arg: str = "cmd") -> None:
         self.script = [{"text": t} if isinstance(t, str) else dict(t) for t in script]
-        self.tool, self.arg = tool, arg  # the client's shell tool and its command argument
         self.final_text = final_text
-        self.requests: List[Dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.daemon_threads = True
-        self._thread: Optional[threading.Thread] = None
+        self.tool, self.arg = tool, arg  # the client's shell tool and its command argument
+        super().__init__()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> "ScriptedResponsesServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def texts(self) -> List[str]:
-        with self._lock:
-            return [json.dumps(r) for r in self.requests]
+        return self.root_url + "/v1"
 
     def _events(self, body: Mapping[str, Any]) -> bytes:
         done = sum(1 for item in body.get("input") or []
@@ -101,37 +81,17 @@ class ScriptedResponsesServer:
         return b"".join(f"event: {name}\ndata: {json.dumps(dict(data, type=name))}\n\n".encode()
                         for name, data in events)
 
-    def _handler(self):
+    def _handler(self) -> type:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, payload: bytes, ctype: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self) -> None:
-                self._send(200, b'{"data": [], "models": []}', "application/json")
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                with server._lock:
-                    server.requests.append(body)
+                body = self.body()
+                server.record(body)
                 if not self.path.rstrip("/").endswith("/responses"):
-                    self._send(200, b"{}", "application/json")
+                    self.send(b"{}")
                     return
-                self._send(200, server._events(body), "text/event-stream")
+                self.send(server._events(body), "text/event-stream")
 
         return Handler
 

@@ -1,7 +1,6 @@
 """Fixtures for tests that drive the real Claude Code client."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +12,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import claude_harness as ch  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-# What a user's copy of the folder does not carry: VCS data, test venvs, caches, stores.
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv-test*", "__pycache__", ".pytest_cache",
-                                    ".hypothesis", ".agent-skills", "node_modules")
 
 # How the hooks get registered in each workspace, as README and INTEGRATION.md tell users:
 #   trusted        the folder loads as the plugin self-learning-skills@skills-dir; install-hooks
@@ -42,13 +37,6 @@ def claude_binary() -> Path:
     return binary
 
 
-def copy_skill(project: Path) -> Path:
-    """The whole folder into .claude/skills/, as a user copies it."""
-    skill = project / ".claude" / "skills" / "self-learning-skills"
-    shutil.copytree(REPO, skill, ignore=NOT_COPIED)
-    return skill
-
-
 def trust(home: Path, project: Path) -> None:
     """Pre-accept Claude Code's trust dialog for ``project`` (what answering it writes)."""
     config = home / ".claude.json"
@@ -63,7 +51,7 @@ def make_workspace(tmp_path: Path, kind: str) -> SimpleNamespace:
     project.mkdir()
     home.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    skill = copy_skill(project)
+    skill = ch.copy_skill(project / ".claude" / "skills" / "self-learning-skills")
     if trusted:
         trust(home, project)
 

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
-from claude_harness import default_cache_dir, npm_install
+from claude_harness import default_cache_dir, existing, npm_install
 from codex_harness import ScriptedResponsesServer, command  # noqa: F401 - re-exported
 
 COPILOT_VERSION = "1.0.102"
@@ -27,7 +27,7 @@ def ensure_copilot(cache_dir: Union[str, Path, None] = None) -> Optional[Path]:
     """Install the pinned Copilot CLI into ``<cache>/copilot`` (once); its launcher, or None without npm."""
     cache = (Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / "copilot"
     return npm_install(cache, COPILOT_PACKAGE, COPILOT_VERSION,
-                       cache / "node_modules" / ".bin" / "copilot")
+                       existing(cache / "node_modules" / ".bin" / "copilot"))
 
 
 def server(script) -> ScriptedResponsesServer:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from claude_harness import default_cache_dir, npm_install
+from claude_harness import default_cache_dir, existing, npm_install
+from local_server import QuietHandler, ScriptedServer
 
 GEMINI_VERSION = "0.61.0"
 GEMINI_PACKAGE = "@google/gemini-cli"
@@ -29,14 +28,15 @@ ROUTER_ANSWER = {"complexity_reasoning": "a scripted test", "complexity_score": 
 def ensure_gemini(cache_dir: Union[str, Path, None] = None) -> Optional[Path]:
     """Install the pinned Gemini CLI into ``<cache>/gemini`` (once); its launcher, or None without npm."""
     cache = (Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / "gemini"
-    return npm_install(cache, GEMINI_PACKAGE, GEMINI_VERSION, cache / "node_modules" / ".bin" / "gemini")
+    return npm_install(cache, GEMINI_PACKAGE, GEMINI_VERSION,
+                       existing(cache / "node_modules" / ".bin" / "gemini"))
 
 
 def command(cmd: str) -> Dict[str, str]:
     return {"cmd": cmd}
 
 
-class ScriptedGeminiServer:
+class ScriptedGeminiServer(ScriptedServer):
     """``POST /v1beta/models/<model>:streamGenerateContent`` (and ``generateContent``) on 127.0.0.1.
 
     The turn served is chosen by how many function responses the request
@@ -48,33 +48,17 @@ class ScriptedGeminiServer:
                  final_text: str = "Done.") -> None:
         self.script = [{"text": t} if isinstance(t, str) else dict(t) for t in script]
         self.final_text = final_text
-        self.requests: List[Dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.daemon_threads = True
+        super().__init__()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def __enter__(self) -> "ScriptedGeminiServer":
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def texts(self) -> List[str]:
-        with self._lock:
-            return [json.dumps(r) for r in self.requests]
+        return self.root_url
 
     def _answer(self, body: Mapping[str, Any]) -> Dict[str, Any]:
         if not body.get("tools"):
             part: Dict[str, Any] = {"text": json.dumps(ROUTER_ANSWER)}
         else:
-            with self._lock:
-                self.requests.append(dict(body))
+            self.record(dict(body))
             done = sum(1 for c in body.get("contents") or [] for p in c.get("parts") or []
                        if isinstance(p, dict) and "functionResponse" in p)
             turn = self.script[done] if done < len(self.script) else {"text": self.final_text}
@@ -86,39 +70,20 @@ class ScriptedGeminiServer:
                 "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
                                   "totalTokenCount": 15}}
 
-    def _handler(self):
+    def _handler(self) -> type:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, payload: bytes, ctype: str) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self) -> None:
-                self._send(b"{}", "application/json")
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                body = self.body()
                 if "enerateContent" not in self.path:  # generateContent, streamGenerateContent
-                    self._send(json.dumps({"totalTokens": 10}).encode(), "application/json")
+                    self.send(json.dumps({"totalTokens": 10}).encode())
                     return
-                answer = json.dumps(server._answer(body if isinstance(body, dict) else {}))
+                answer = json.dumps(server._answer(body))
                 if "alt=sse" in self.path:
-                    self._send(f"data: {answer}\r\n\r\n".encode(), "text/event-stream")
+                    self.send(f"data: {answer}\r\n\r\n".encode(), "text/event-stream")
                 else:
-                    self._send(answer.encode(), "application/json")
+                    self.send(answer.encode())
 
         return Handler
 

@@ -5,17 +5,16 @@ session's first model request carries it, once (Copilot ignores hook output, so 
 injected there). Cursor has no client that runs offline: tests/test_hook_files.py checks its
 file against the documented shape."""
 import json
-import shutil
 import subprocess
 import sys
 from collections import Counter
 
 import pytest
 
+import claude_harness as ch
 import codex_harness as cx
 import copilot_harness as px
 import gemini_harness as gx
-from conftest import NOT_COPIED, REPO
 
 pytestmark = pytest.mark.e2e
 
@@ -41,8 +40,7 @@ def project(tmp_path, monkeypatch):
     project = tmp_path / "project"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    shutil.copytree(REPO, project / ".agents" / "skills" / "self-learning-skills",
-                    ignore=NOT_COPIED)
+    ch.copy_skill(project / ".agents" / "skills" / "self-learning-skills")
     return project
 
 

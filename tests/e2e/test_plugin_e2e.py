@@ -1,13 +1,10 @@
 """The folder as a Claude Code plugin: the real client validates the manifest strictly, and a
 trusted workspace lists the skill once (as the plugin's skill, not twice)."""
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import claude_harness as ch
-
-REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.e2e
 
@@ -15,7 +12,7 @@ DESCRIPTION = "Gives the agent a memory across runs"
 
 
 def test_claude_plugin_validate_strict_passes(claude_binary, tmp_path):
-    done = subprocess.run([str(claude_binary), "plugin", "validate", "--strict", str(REPO)],
+    done = subprocess.run([str(claude_binary), "plugin", "validate", "--strict", str(ch.REPO)],
                           capture_output=True, text=True, timeout=60, check=False,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert done.returncode == 0, done.stdout + done.stderr
