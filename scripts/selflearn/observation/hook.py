@@ -5,7 +5,8 @@ inject context (on session start and prompt events the ``inject`` callable that
 the entry point passes in, surfacing's, may print learned notes, within the
 advice budget: observation sits below surfacing and never imports it), never let an internal error reach the agent (it goes to
 ``<store>/errors.jsonl``, which ``doctor`` shows). A record is capped below
-4 KiB and appended with one locked ``write()``. The kill switch
+4 KiB and appended with one locked ``write()``; under that lock a second firing
+of the same event (our hook registered twice) is dropped. The kill switch
 (``SELF_LEARNING_DISABLE=1`` or the ``disabled`` marker) turns it into a no-op.
 
 Import budget: ``sys``, ``time`` and the hook-path modules ``paths``,
