@@ -8,7 +8,7 @@ import os
 import sys
 from typing import List, Tuple
 
-from .common import AGENTS, PROG, SCRIPT, SKILL_DIR, Context, examples
+from .common import AGENTS, PROG, SCRIPT, SKILL_DIR, Context, examples, option
 
 
 # --- hooks: hook, install-hooks, uninstall-hooks, doctor --------------------------------------
@@ -38,7 +38,10 @@ def _add_install_hooks(sub, uninstall: bool = False) -> None:
                                        f"{SCRIPT} {name} --agent claude"))
     p.add_argument("--agent", required=True, choices=AGENTS)
     p.add_argument("--scope", choices=("project", "user"), default="project")
-    p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    option(p, "--dry-run", "show the change")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="write through a project settings file that is a symbolic link leaving "
+                   "the repository (refused by default)")
     if not uninstall:
         p.add_argument("--ignore-plugin", action="store_true",
                        help="claude: write the settings entries even where Claude Code loads this "
@@ -55,7 +58,8 @@ def _run_install_hooks(ctx: Context) -> Tuple[dict, List[str]]:
     home = Path(os.path.expanduser("~"))
     plugins = _loading_plugins(a, ctx.repo_root, home)
     changes = install.plan(a.agent, a.scope, Path(ctx.repo_root), Path(SKILL_DIR), home,
-                           uninstall=a.uninstall, plugin=plugins[0]["id"] if plugins else None)
+                           uninstall=a.uninstall, follow_symlinks=a.follow_symlinks,
+                           plugin=plugins[0]["id"] if plugins else None)
     data = {"agent": a.agent, "scope": a.scope, "dry_run": a.dry_run,
             "plugin": plugins[0] if plugins else None,
             "changes": [{"path": str(c.path), "summary": c.summary} for c in changes]}
@@ -127,9 +131,8 @@ def _add_ingest_transcripts(sub) -> None:
                                        "--format json"))
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="transcript .jsonl files or folders (default: this repo's project folder)")
-    p.add_argument("--since", help="only entries at or after this ISO date or time (UTC)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="report what would be added; write nothing")
+    option(p, "--since")
+    option(p, "--dry-run", "report what would be added")
     p.set_defaults(run=_run_ingest_transcripts)
 
 

@@ -12,7 +12,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
-from ..storage import store
+from ..storage import outputs, store
 from ..storage.errors import SelfLearningError, UsageError
 
 REF_NAME = "self-learning-aha.md"
@@ -128,6 +128,9 @@ class Target:
         if not os.path.isdir(self.root):
             raise UsageError(f"{command}: --skill-path {skill_path} is not a directory; point it "
                              "at a skill folder (the one holding SKILL.md)")
+        if outputs.in_git(self.root):
+            raise UsageError(f"{command}: --skill-path {skill_path} is inside a .git folder; "
+                             "point it at a skill folder of the working tree")
         if not os.path.lexists(os.path.join(self.root, "SKILL.md")):
             raise UsageError(f"{command}: {self.root} has no SKILL.md; point --skill-path at a "
                              "skill folder (the one holding SKILL.md)")

@@ -1,16 +1,17 @@
 """``repair``: find and (with ``--apply``) fix what older or crashed writers left.
 
-Fixes: unreadable or torn lines moved to ``quarantine/`` with their line
-numbers (never dropped); missing ``primary_skill`` backfilled from a
-``skill:<name>`` tag or the nearest event in time; status aliases
-normalized. Fixed records get a new version that keeps the timestamps
+Fixes: every line commands skip (unreadable, torn, or of the wrong shape for
+its kind) moved to ``quarantine/`` with its line number and original bytes
+(never dropped; newer-format lines are listed and left in place); missing
+``primary_skill`` backfilled from a ``skill:<name>`` tag or the nearest event
+in time; status aliases normalized. Fixed records get a new version that keeps the timestamps
 staleness is measured from (``last_touched_ts`` is not set by a repair).
 """
 
 import os
 from typing import List, Optional
 
-from . import model, store
+from . import model
 from .memory import Memory
 
 RECORD_FILES = (("cards", "card"), ("recs", "rec"))
@@ -33,11 +34,12 @@ def _nearest_skill(record: dict, events: List[tuple]) -> Optional[str]:
 
 def plan(memory: Memory) -> dict:
     """What repair would do, as data."""
-    corrupt = []
+    corrupt, newer = [], []
     for name in sorted(os.listdir(memory.root)) if memory.exists() else []:
-        if name.endswith(".jsonl"):
-            corrupt += [{"file": name, "line": p.line, "reason": p.reason}
-                        for p in memory.problems(name)]
+        if name.endswith(".jsonl") and os.path.isfile(os.path.join(memory.root, name)):
+            for p in memory.problems(name):
+                (newer if p.newer else corrupt).append(
+                    {"file": name, "line": p.line, "reason": p.reason})
     events = [(model.parse_ts(e.get("ts", "")), e["primary_skill"]) for e in memory.load("events")
               if e.get("primary_skill") not in (None, "", "unknown")]
     fixes = []
@@ -55,7 +57,7 @@ def plan(memory: Memory) -> dict:
                 change["status"] = model.normalize_status(status)
             if change:
                 fixes.append({"file": name, "id": record["id"], "set": change})
-    return {"corrupt_lines": corrupt, "fixes": fixes}
+    return {"corrupt_lines": corrupt, "newer_lines": newer, "fixes": fixes}
 
 
 def apply(memory: Memory, found: dict) -> dict:
@@ -64,7 +66,7 @@ def apply(memory: Memory, found: dict) -> dict:
     qdir = os.path.join(memory.root, "quarantine")
     moved = []
     for name in sorted({c["file"] for c in found["corrupt_lines"]}):
-        for problem in store.quarantine(os.path.join(memory.root, name), qdir, stamp):
+        for problem in memory.quarantine(name, qdir, stamp):
             moved.append({"file": name, "line": problem.line, "reason": problem.reason,
                           "quarantine": os.path.join("quarantine", f"{name}.{stamp}.jsonl")})
     for name, _ in RECORD_FILES:
@@ -75,7 +77,7 @@ def apply(memory: Memory, found: dict) -> dict:
             version.update(fix["set"], ts=model.iso(), v=model.SCHEMA_VERSION)
             versions.append(version)
         memory.append(name, versions)
-    return {"quarantined": moved, "fixed": found["fixes"]}
+    return {"quarantined": moved, "newer_lines": found["newer_lines"], "fixed": found["fixes"]}
 
 
 def render(data: dict, applied: bool) -> List[str]:
@@ -84,11 +86,13 @@ def render(data: dict, applied: bool) -> List[str]:
     for c in corrupt:
         verb = "moved to " + c["quarantine"] if applied else "would be quarantined"
         lines.append(f"{c['file']}:{c['line']}: {c['reason']} — {verb}")
+    for c in data.get("newer_lines", []):
+        lines.append(f"{c['file']}:{c['line']}: {c['reason']} — kept (not damaged)")
     for fix in data.get("fixed", data.get("fixes", [])):
         change = ", ".join(f"{k} → {v}" for k, v in fix["set"].items())
         lines.append(f"{fix['id']}: {change}{'' if applied else ' (would be set)'}")
     if not lines:
         return ["Store is healthy: nothing to repair."]
-    if not applied:
+    if not applied and (data.get("corrupt_lines") or data.get("fixes")):
         lines.append("Run `repair --apply` to do this.")
     return lines

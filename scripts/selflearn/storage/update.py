@@ -12,6 +12,13 @@ from .errors import UsageError
 from .memory import Memory
 
 
+def _text(command: str, flag: str, value: Optional[str]) -> None:
+    """Refuse a ``value`` over ``MAX_FIELD_CHARS`` with a one-line UsageError."""
+    if value is not None and len(value) > model.MAX_FIELD_CHARS:
+        raise UsageError(f"{command}: {flag} has {len(value)} characters, over the limit of "
+                         f"{model.MAX_FIELD_CHARS}; nothing was written")
+
+
 def _ids(values: Optional[List[str]]) -> List[str]:
     return [i.strip() for v in values or [] for i in v.split(",") if i.strip()]
 
@@ -34,6 +41,7 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
                scope: Optional[str] = None) -> dict:
     """Append a version of card/rec ``rid`` with a new status (and scope)."""
     command, name = ("aha-status", "cards") if kind == "card" else ("rec-status", "recs")
+    _text(command, "--note", note)
     records = memory.folded(name)
     _require([rid], records, command, "card" if kind == "card" else "recommendation")
     status = model.normalize_status(status)
@@ -47,17 +55,19 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
         version["note"] = redact.redact_text(note)
     if scope is not None:
         version["scope"] = scope
-    memory.append(name, [version])
+    writes = [(name, [version])]
     if kind == "rec":
         signal_kind = "rec_done" if status == "done" else "rec_touched"
-        memory.append("signals", [model.complete("signal", {
-            "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})])
+        writes.append(("signals", [model.complete("signal", {
+            "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})]))
+    memory.append_all(writes)  # the version and its signal, or neither
     return {"id": rid, "status": status, "previous_status": records[rid].get("status")}
 
 
 def use(memory: Memory, aha: Optional[List[str]], rec: Optional[List[str]],
         source: str = "manual", context: Optional[str] = None) -> dict:
     """Append ``aha_used`` / ``rec_used`` signals for existing ids."""
+    _text("use", "--context", context)
     cards, recs = _ids(aha), _ids(rec)
     if not cards and not recs:
         raise UsageError("use: give --aha and/or --rec ids")
@@ -71,6 +81,7 @@ def use(memory: Memory, aha: Optional[List[str]], rec: Optional[List[str]],
 def signal(memory: Memory, kind: str, aha_id: Optional[str], rec_id: Optional[str],
            source: str = "manual", context: Optional[str] = None) -> dict:
     """Append one signal of a known kind for an existing card or recommendation."""
+    _text("signal", "--context", context)
     if kind not in model.SIGNAL_KINDS:
         raise UsageError(f"signal: unknown kind {kind!r} (one of: {', '.join(model.SIGNAL_KINDS)})")
     if kind.startswith("aha_"):
