@@ -541,7 +541,8 @@ def test_export_rules_remove_deletes_a_file_it_created_once_empty(run, repo, sto
     assert (repo / "AGENTS.md").read_text() == "# Ours\n"
 
 
-def test_install_hooks_refuses_a_settings_symlink_leaving_the_repo(run, repo, tmp_path):
+def test_install_hooks_refuses_a_settings_symlink_leaving_the_repo(run, repo, tmp_path,
+                                                                  skill_in_repo):
     elsewhere = tmp_path / "shared-settings.json"
     elsewhere.write_text("{}\n")
     (repo / ".claude").mkdir()
