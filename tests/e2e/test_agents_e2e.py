@@ -18,9 +18,11 @@ import gemini_harness as gx
 
 pytestmark = pytest.mark.e2e
 
-FAILING = ("npm test 2>/dev/null || { echo \"Error: Cannot find module 'left-pad'\" >&2; "
-           "exit 1; }")
-FIXED = "npm test --offline 2>/dev/null || echo '3 passing'"
+# The agent reads a settings file that does not exist, then the example next to it: a lesson
+# the just-in-time check keeps (the fix's file exists), as in test_surfacing_e2e.py.
+FAILING = "cat config/settings.yaml"
+FIXED = "cat config/settings.example.yaml"
+ERROR = "cat: config/settings.yaml: No such file or directory"
 DAYS = ["2026-03-02T10:00:00Z", "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z"]
 
 # agent -> (harness, launcher fixture, hook file, the hook file's portable root)
@@ -40,6 +42,8 @@ def project(tmp_path, monkeypatch):
     project = tmp_path / "project"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / "config").mkdir()
+    (project / "config" / "settings.example.yaml").write_text("port: 8080\n")
     ch.copy_skill(project / ".agents" / "skills" / "self-learning-skills")
     return project
 
@@ -71,8 +75,8 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
     assert str(tmp_path) not in hooks and root in hooks
     for day in DAYS:
         session(agent, launcher, project, home, day,
-                [harness.command(FAILING), harness.command(FIXED), "Fixed: the tests pass."],
-                "run the tests and fix them")
+                [harness.command(FAILING), harness.command(FIXED), "The port is 8080."],
+                "which port does the app use?")
 
     path = project / ".agent-skills/self-learning/v1/users/tester/observations.jsonl"
     obs = [json.loads(line) for line in path.read_text().splitlines()]
@@ -82,22 +86,23 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
     assert {o["agent"] for o in obs} == {agent} and len({o["session_id"] for o in obs}) == 3
     failures = [o for o in obs if o["event"] == "tool_failure"]
     assert [(f["family"], f["exit_code"], f["ts"][:10]) for f in failures] == \
-        [("npm test", 1, d[:10]) for d in DAYS]
-    assert all(f["error"].startswith("Error: Cannot find module 'left-pad'") for f in failures)
-    fixed = [o for o in obs if o["event"] == "tool_success" and "--offline" in o.get("args", "")]
-    assert len(fixed) == 3
+        [("cat", 1, d[:10]) for d in DAYS]
+    assert all(f["error"] == ERROR for f in failures)
+    fixed = [o for o in obs if o["event"] == "tool_success" and o.get("args") == FIXED]
+    assert len(fixed) == len(DAYS)
     assert {o["event"] for o in obs} >= {"session_start", "prompt", "pre_tool", "stop"}
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-04T12:00:00Z")
     cli(project, "maintain", "--format", "json")
     cards = json.loads(cli(project, "list", "--format", "json", "--status", "accepted"))["items"]
     (lesson,) = [c for c in cards if c.get("origin") == "mined"]
-    assert "npm test" in lesson["title"] and "Cannot find module" in lesson["title"]
+    assert lesson["title"] == f"`cat` fails with `{ERROR}`"
+    assert lesson["solution_steps"][0] == f"use `{FIXED}` instead of `{FAILING}`"
 
     server = session(agent, launcher, project, home, "2026-03-05T09:00:00Z",
-                     ["Nothing to fix today."], "what changed since yesterday?")
+                     [harness.command(FIXED), "The port is 8080."], "which port does the app use?")
     first = server.texts()[0]
     if agent == "copilot":  # Copilot ignores what hooks print (references/INTEGRATION.md)
         assert lesson["id"] not in first
         return
-    assert first.count(lesson["id"]) == 1 and "Cannot find module" in first
+    assert first.count(lesson["id"]) == 1 and "settings.example.yaml" in first
