@@ -15,6 +15,8 @@ from . import fastjson
 from . import posixfs as fs
 from .errors import SelfLearningError
 
+TAIL = 64 * 1024  # bytes an ``unless`` check sees: the last few dozen records
+
 
 def encode(record: dict) -> bytes:
     """One record as one UTF-8 line; unpaired surrogates become U+FFFD."""
@@ -31,9 +33,14 @@ def append(path: str, records: list, durable: bool = False) -> None:
         append_bytes(path, b"".join(encode(r) for r in records), durable)
 
 
-def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
+def append_bytes(path: str, data: bytes, durable: bool = False, unless=None) -> bool:
     """Append already-encoded lines in one ``write()`` under the file's lock; a failed
-    write (full disk, ``ulimit -f``) is cut back, so the file is as it was."""
+    write (full disk, ``ulimit -f``) is cut back, so the file is as it was.
+
+    ``unless(tail)``, given the file's last ``TAIL`` bytes under the same lock,
+    vetoes the append when it returns true (two racing writers of the same
+    event store it once). Returns whether ``data`` was written.
+    """
     fs.makedirs(fs.dirname(path) or ".")
     while True:
         fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, 0o644)
@@ -42,6 +49,8 @@ def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
             if not _same_file(fd, path):
                 continue  # repair replaced the file while we waited: reopen it
             size = fs.fstat(fd).st_size
+            if unless is not None and size and unless(fs.pread(fd, min(size, TAIL), max(0, size - TAIL))):
+                return False
             out = data if size == 0 or fs.pread(fd, 1, size - 1) == b"\n" else b"\n" + data
             try:
                 _write_all(fd, out)
@@ -50,7 +59,7 @@ def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
                 raise
             if durable:
                 fs.fsync(fd)
-            return
+            return True
         finally:
             fs.close(fd)
 
