@@ -24,7 +24,7 @@ from . import score, search
 SCHEMA = 2   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 FILE = "index.sqlite3"
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
-CHUNK = 8 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
+CHUNK = 2 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
 RECENT = 10              # INDEX.md's "Recent activity" rows kept per file
 LABELS = {"events": "event", "cards": "card", "recs": "rec", "signals": "signal"}
 TIMEOUT = 30.0           # seconds a writer waits for another one to finish its catch-up
@@ -205,7 +205,7 @@ class Index:
     def _connect(self):
         db = sqlite3.connect(self.path, timeout=TIMEOUT, isolation_level=None)
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA cache_size=-32768")  # 32 MiB: a rebuild's inserts stay in memory
+        db.execute("PRAGMA cache_size=-16384")  # 16 MiB of pages: a rebuild stays under 200 MB
         db.execute("PRAGMA temp_store=MEMORY")  # sorts of ranked rows stay off the disk
         return db
 
