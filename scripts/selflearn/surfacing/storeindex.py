@@ -63,8 +63,8 @@ CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 """
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
          "stamps", "recent", "surfaced", "pooldf")
-# ``pooldf`` keeps document frequencies for two pools: "advice" (below) and "list", the cards
-# ``list`` and ``review`` show by default (status not hidden), so a query needs no df pass.
+# ``pooldf`` keeps document frequencies for two pools: "advice" (below), read by every prompt,
+# and "list" (cards not hidden), not read yet: for ranking list queries in SQL, next.
 # The cards advice may surface (its pool for relevance): accepted and candidate ones, and
 # proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
 POOL_STATUSES = ("accepted", "proposed", "candidate")
