@@ -226,7 +226,7 @@ _SECRET_PATHS = (r"(?:\.ssh/|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.aws/credentials
                  r"(?<![\w.-])\.env(?![\w.-])|\.npmrc|\.pypirc|\.netrc|\.git-credentials|"
                  r"\.docker/config\.json|\.kube/config|/etc/shadow|/etc/passwd|\.gnupg|"
                  r"\.config/gh/hosts|credentials\.json|\.bash_history|\.zsh_history|keychain|"
-                 r"\.vault-token|service[-_]account.*\.json|\.p12\b|\.pem\b|secrets?\.ya?ml)")
+                 r"\.vault-token|service[-_]account[\w.-]{0,60}\.json|\.p12\b|\.pem\b|secrets?\.ya?ml)")
 _SEND = r"(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|ftp|sftp|tftp|telnet|http|https|xh|sendmail|mail)"
 _SECRET_VAR = r"\$\{?[a-z_]*(?:token|secret|key|password|passwd|pass|credential|creds|aws_)[a-z_]*"
 COMMANDS = (
