@@ -50,3 +50,4 @@ def run(capsys, monkeypatch):
         out, err = capsys.readouterr()
         return code, out, err
     return _run
+

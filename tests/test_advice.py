@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from selflearn.surfacing import advice
 from selflearn.storage import model
+from seeding import seed_record  # noqa: E402
 
 NOW = "2026-03-01T12:00:00Z"
 
@@ -18,7 +19,7 @@ def clock(monkeypatch):
 
 
 def record(run, *cards, signals=()):
-    code, _, err = run(["record"], json.dumps({"aha_cards": list(cards)}))
+    code, _, err = seed_record(({"aha_cards": list(cards)}))
     assert code == 0, err
     if signals:
         from selflearn.storage.memory import Memory

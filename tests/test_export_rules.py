@@ -7,6 +7,7 @@ import pytest
 
 from selflearn.surfacing import export_rules
 from selflearn.storage import store as jsonl
+from seeding import seed_record  # noqa: E402
 
 ACCEPTED = [
     {"id": "aha_pnpm", "title": "Use pnpm, not npm.", "status": "accepted",
@@ -17,7 +18,7 @@ ACCEPTED = [
 
 
 def record(run, cards):
-    code, _, err = run(["record"], stdin=json.dumps({"aha_cards": cards}))
+    code, _, err = seed_record(({"aha_cards": cards}))
     assert code == 0, err
 
 

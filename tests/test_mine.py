@@ -15,6 +15,7 @@ import pytest
 from selflearn.learning import fingerprint, mine, mine_base, mine_failures
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
+from seeding import seed_record  # noqa: E402
 
 BASE = 1767225600  # 2026-01-01T00:00:00Z
 
@@ -293,7 +294,7 @@ def test_failure_trigger_is_the_tool_off_the_shell_and_reaches_older_cards(run, 
     key = "mined:failure:" + mine_failures.recurs({"event": "tool_failure", **read})
     older = {"title": "`Read` fails", "key": key, "origin": "mined", "status": "candidate",
              "confidence": 0.4}  # as mined before cards had a trigger
-    assert run(["record"], json.dumps({"aha_cards": [older]}))[0] == 0
+    assert seed_record(({"aha_cards": [older]}))[0] == 0
     log = Log(store)
     log.append([log.obs(sid, "tool_failure", **read) for sid in ("a", "b")])
     (lesson,) = js(run)["lessons"]

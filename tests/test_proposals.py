@@ -12,6 +12,7 @@ from selflearn.storage import store as jsonl
 from selflearn.storage.memory import Memory
 from test_docs import ALLOWED_KEYS, frontmatter
 from test_sequences import BASE, CHAIN, HOUR, LONG, READ, Sessions, mine, proposed, with_glue
+from seeding import seed_record  # noqa: E402
 
 OTHER = ["cargo fmt", "cargo clippy", "cargo test"]
 
@@ -292,7 +293,7 @@ def mined_card(run, store, confidence, status="candidate", origin="mined", key="
             "status": status, "confidence": confidence, "key": key,
             "solution_steps": ["run `npm ci` before `npm test` in a fresh checkout"],
             "problem": "npm test failed 6 times in 5 sessions", **extra}
-    code, _, err = run(["record"], json.dumps({"aha_cards": [card]}))
+    code, _, err = seed_record(({"aha_cards": [card]}))
     assert code == 0, err
     log = Sessions(store)  # mine needs some observations to run at all
     log.obs("x", BASE, "prompt", prompt="hello")

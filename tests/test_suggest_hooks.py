@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from selflearn.cli.common import SKILL_DIR
+from seeding import seed_record  # noqa: E402
 
 SCRIPT = os.path.join(SKILL_DIR, "scripts", "self_learning.py")
 
@@ -73,7 +74,7 @@ def test_agents_without_hooks_get_export_rules(run, repo):
     assert rows["windsurf"]["present"] and not rows["windsurf"]["exported"]
     assert rows["windsurf"]["command"] == f"python3 {SCRIPT} export-rules --agent windsurf"
     assert rows["continue"]["present"] and not rows["aider"]["present"]
-    run(["record"], stdin=json.dumps({"aha_cards": [{"title": "Be brief", "status": "accepted"}]}))
+    seed_record(({"aha_cards": [{"title": "Be brief", "status": "accepted"}]}))
     run(["export-rules", "--agent", "windsurf"])
     assert suggest(run)["windsurf"]["exported"]
     code, out, _ = run(["suggest-hooks"])

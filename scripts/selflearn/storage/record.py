@@ -5,6 +5,11 @@ nothing is written) → redact → reinforce equivalents instead of duplicating
 → append events, cards, recommendations, signals → INDEX.md. A card equal to
 an existing one (explicit ``key``, else normalized title + when_to_use +
 skill) gets a new merged version and an ``aha_reinforced`` signal.
+Provenance is the caller's, never the payload's: ``source`` (``agent`` for the
+``record`` command, ``mined``, ``human``) becomes a new card's ``origin``; an
+agent's payload may not carry ``origin``, ``confidence``, internal fields or a
+card status other than ``proposed``, and an agent's change to a reviewed card
+sends it back to review (status ``proposed``).
 """
 
 from typing import Dict, List, Optional, Tuple
@@ -17,6 +22,12 @@ PAYLOAD_KEYS = ("event", "aha_cards", "recommendations", "used_aha_ids", "used_r
                 "used", "usage_source", "usage_context")
 LIST_FIELDS = ("solution_steps", "evidence", "gotchas", "links", "tags", "notes")
 SECTIONS = (("aha_cards", "card", "cards"), ("recommendations", "rec", "recs"))
+SOURCES = ("agent", "mined", "human")   # who writes: the record command, a miner, a person
+TOOL_FIELDS = ("origin", "confidence", "observations", "first_seen", "last_seen", "trigger",
+               "ts", "v", "last_touched_ts", "screen_accepted")  # set by the tool, never an agent
+AGENT_STATUS = "proposed"                 # the only card status an agent's payload may state
+REVIEWED = ("accepted", "candidate", "backported", "dormant")  # back to review when an agent
+# changes their content
 
 
 def _norm(text) -> str:
@@ -77,6 +88,33 @@ def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tup
     return ids, problems
 
 
+def agent_problems(payload) -> List[str]:
+    """What an agent's payload claims that only the tool or a person may set."""
+    if not isinstance(payload, dict):
+        return []
+    problems = []
+    for section, kind, _ in SECTIONS:
+        items = payload.get(section)
+        for n, item in enumerate(items if isinstance(items, list) else []):
+            if not isinstance(item, dict):
+                continue
+            owned = [k for k in item if k.startswith("_") or k == "screen_accepted"
+                     or (kind == "card" and k in TOOL_FIELDS)]
+            claims = [", ".join(owned)] if owned else []
+            status = item.get("status")
+            if kind == "card" and status is not None \
+                    and model.normalize_status(status) != AGENT_STATUS:
+                claims.append(f"status {status!r}")
+            if claims:
+                problems.append(f"{section}[{n}] sets {' and '.join(claims)}")
+    return problems
+
+
+def _content(card: dict) -> dict:
+    return {k: v for k, v in card.items() if not k.startswith("_")
+            and k not in ("ts", "v", "status", "note", "last_touched_ts")}
+
+
 def _merge(existing: dict, new: dict, override: bool) -> dict:
     """A new version: lists unioned; scalars from ``new`` override or only fill gaps."""
     out = {k: v for k, v in existing.items() if not k.startswith("_")}
@@ -93,21 +131,39 @@ def _merge(existing: dict, new: dict, override: bool) -> dict:
     return out
 
 
+def _back_to_review(version: dict, before: dict, source: str) -> dict:
+    """An agent's change to a reviewed card's content waits for review again."""
+    if source == "agent" and before.get("status") in REVIEWED \
+            and _content(version) != _content(before):
+        version["status"] = AGENT_STATUS
+        version["note"] = (f"changed by record (was {before.get('status')}); waits for a "
+                           "person's review")
+    return version
+
+
 def _plan_section(kind: str, items: List[dict], existing: Dict[str, dict],
-                  taken: set) -> Tuple[List[dict], List[dict], List[dict]]:
+                  taken: set, source: str = "agent") -> Tuple[List[dict], List[dict], List[dict]]:
     """Lines to append, their report entries, and reinforcement signals."""
     by_key = {dedup_key(r): r for r in existing.values()}
     lines, report, signals = [], [], []
     prefix = model.PREFIX[kind]
     for item in items:
         clean = redact.redact(item)
+        if kind == "card":
+            clean.pop("origin", None)
         if clean.get("id") in existing:
-            version, action = _merge(existing[clean["id"]], clean, override=True), "updated"
+            before = existing[clean["id"]]
+            version, action = _merge(before, clean, override=True), "updated"
+            version = _back_to_review(version, before, source) if kind == "card" else version
         elif dedup_key(clean) in by_key and not clean.get("id"):
-            version, action = _merge(by_key[dedup_key(clean)], clean, override=False), "reinforced"
+            before = by_key[dedup_key(clean)]
+            version, action = _merge(before, clean, override=False), "reinforced"
+            version = _back_to_review(version, before, source) if kind == "card" else version
             signals.append({"kind": f"{prefix}_reinforced", f"{prefix}_id": version["id"],
                             "source": "record", "context": "equivalent record merged"})
         else:
+            if kind == "card":
+                clean["origin"] = source
             version, action = model.complete(kind, clean, taken), "created"
         taken.add(version["id"])
         existing[version["id"]] = {**version, "_versions": 1}
@@ -117,8 +173,18 @@ def _plan_section(kind: str, items: List[dict], existing: Dict[str, dict],
     return lines, report, signals
 
 
-def record(memory: Memory, payload) -> dict:
-    """Write one payload; raises UsageError (nothing written) when any item is invalid."""
+def record(memory: Memory, payload, source: str = "agent") -> dict:
+    """Write one payload as ``source`` (see ``SOURCES``); raises UsageError (nothing
+    written) when any item is invalid or an agent's payload claims provenance."""
+    if source not in SOURCES:  # pragma: no cover - callers pass a constant
+        raise ValueError(f"record: unknown source {source!r}")
+    owned = agent_problems(payload) if source == "agent" else []
+    if owned:
+        raise UsageError("record: provenance is set by the tool, not the payload: "
+                         + "; ".join(owned) + f" (cards start as {AGENT_STATUS!r}; origin, "
+                         "confidence and internal fields are the tool's; a person changes "
+                         "status with `aha-status` or feedback.md); nothing was written "
+                         "(see references/SECURITY.md)")
     cards, recs = memory.folded("cards"), memory.folded("recs")
     used, problems = check_payload(payload, cards, recs)
     if problems:
@@ -133,7 +199,8 @@ def record(memory: Memory, payload) -> dict:
         writes.append(("events", [event]))
         out["event"] = event["id"]
     for (section, kind, name), existing in zip(SECTIONS, (cards, recs)):
-        lines, report, reinforced = _plan_section(kind, payload.get(section) or [], existing, taken)
+        lines, report, reinforced = _plan_section(kind, payload.get(section) or [], existing,
+                                                  taken, source)
         writes.append((name, lines))
         signals += reinforced
         out[section] = report

@@ -99,10 +99,9 @@ def _apply(memory: Memory, todo: dict) -> List[dict]:
     """Write the status changes and human cards; returns the new cards' report."""
     created: List[dict] = []
     if todo["human"]:
-        payload = {"aha_cards": [{"title": t[:TITLE_CHARS], "origin": "human",
-                                  "status": "accepted", "tags": ["feedback"]}
-                                 for t in todo["human"]]}
-        created = record.record(memory, payload)["aha_cards"]
+        payload = {"aha_cards": [{"title": t[:TITLE_CHARS], "status": "accepted",
+                                  "tags": ["feedback"]} for t in todo["human"]]}
+        created = record.record(memory, payload, source="human")["aha_cards"]
         known = memory.folded("cards")
         todo["accepted"] += [c["id"] for c in created if c["action"] != "created"
                              and known[c["id"]].get("status") != "accepted"
