@@ -134,7 +134,7 @@ def test_budget_from_config_bounds_every_agent_output(run, repo, agent, name):
               "status": "accepted"} for i in range(40)]
     assert seed_record(({"aha_cards": items}))[0] == 0
     conf = repo / ".agent-skills" / "self-learning" / "config.json"
-    for budget in (300, 1000):
+    for budget in (420, 1000):
         conf.write_text(json.dumps({"advice": {"budget": budget}}))
         out = hook(payload(agent, name)).stdout.decode()
         assert 0 < len(out) <= budget

@@ -46,6 +46,11 @@ _INVISIBLE = frozenset(
     + list(range(0x2060, 0x2070)))
 
 
+def is_hidden(ch: str) -> bool:
+    """An invisible, bidi, tag or control character (tab, newline and CR excepted)."""
+    return _hidden(ch)
+
+
 def _hidden(ch: str) -> bool:
     code = ord(ch)
     if code < 0x20:

@@ -1,21 +1,27 @@
 """One line of text that is safe to show: no line break, fence, tag or forged marker.
 
 Owns the cleaning every output shares (advice, exported rules, feedback.md, proposals), so a
-stage below surfacing can render a card's rule line. Imports only ``redact`` beside it.
+stage below surfacing can render a card's rule line, and the provenance label each surfaced
+or exported item carries. Imports only ``redact`` and ``screen`` beside it.
 """
 
 import re
 
-from . import redact
+from . import redact, screen
 
 RULE_CHARS = 240  # one exported rule is cut to this many characters
 _TAG = re.compile(r"<(/?[A-Za-z!][^<>\n]*)>")   # anything shaped like a markup tag
 _TAG_START = re.compile(r"<(?=[/!A-Za-z])")
 
 
+_BREAKS = frozenset("\u0085\u2028\u2029")  # line breaks besides the C0 ones
+
+
 def clean(text) -> str:
-    """One line of card text that cannot open or close a fence or a tag."""
-    text = "".join(ch if ch >= " " else " " for ch in str(text or ""))
+    """One line of card text that cannot open or close a fence or a tag, nor carry control,
+    invisible or direction-changing characters (a terminal escape, a fake line break)."""
+    text = "".join(" " if ch < " " or ch in _BREAKS or screen.is_hidden(ch) else ch
+                   for ch in str(text or ""))
     text = " ".join(text.replace("```", "'''").split())
     return _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
 
@@ -37,3 +43,25 @@ def rule(card: dict) -> str:
     first = steps[0] if isinstance(steps, list) and steps and isinstance(steps[0], str) else ""
     text = f"{title}: {clean_line(first, RULE_CHARS)}" if first.strip() else title
     return "- " + clean_line(text, RULE_CHARS)
+
+
+def origin_label(card: dict) -> str:
+    """Where a lesson came from, in a few words: ``mined, 6 observations; accepted by a person``."""
+    origin = card.get("origin", "agent")
+    seen = card.get("observations")
+    if origin == "mined":
+        label = f"mined, {seen} observations" if isinstance(seen, int) and seen > 1 else "mined"
+    else:
+        label = {"agent": "recorded by the agent", "human": "from a person",
+                 "imported": "imported"}.get(origin, "recorded by the agent")
+    status = card.get("status", "proposed")
+    if isinstance(card.get("screen_accepted"), dict) or (
+            status == "accepted" and origin != "human" and card.get("last_touched_ts")):
+        label += "; accepted by a person"
+    elif status == "accepted" and origin == "mined":
+        label += "; accepted by the lifecycle rules"
+    elif status == "accepted" and origin != "human":
+        label += "; accepted"
+    elif status == "proposed" and origin != "human":
+        label += "; not reviewed"
+    return label

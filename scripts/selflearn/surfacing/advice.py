@@ -21,7 +21,8 @@ from ..learning import corrections, lifecycle
 from . import search
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
-from ..storage.text import clean
+from ..storage import screen
+from ..storage.text import clean, origin_label
 
 # --- output ----------------------------------------------------------------------------------
 DEFAULT_BUDGET = 2000      # characters of the whole output (header, fence, items, JSON envelope)
@@ -231,11 +232,11 @@ def item_text(r: Ranked, fixes: List[str]) -> str:
         if isinstance(steps, list) else ""
     detail = clean(detail or card.get("problem") or "")
     line = f"- [{clean(card['id'])}] {clean(card.get('title'))}" + (f": {detail}" if detail else "")
-    note = ""
+    note = f" ({origin_label(card)})"
     if r.violations:
         times = "time" if r.violations == 1 else "times"
-        note = (f" (warned {r.violations} {times}, recurred anyway; last "
-                f"{r.last_violation[:10] or '?'})")
+        note += (f" (warned {r.violations} {times}, recurred anyway; last "
+                 f"{r.last_violation[:10] or '?'})")
     line = cut(line, LINE_MAX - len(note)) + note
     if fixes:
         room = ITEM_MAX - len(line) - 1
@@ -289,10 +290,11 @@ def wrap(text: str, shape) -> str:
 
 def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: dict,
             checked: Dict[str, Optional[str]], fixes: Dict[str, List[str]]):
-    """Best first, skipping excluded and stale cards, while the block fits ``budget``.
+    """Best first, skipping excluded, flagged and stale cards, while the block fits ``budget``.
 
-    A card is checked for staleness only when its item would fit, once per call of
-    ``advise`` (``checked``: id -> why it is stale, or None).
+    A card is screened (``screen.blocked``: it waits for a person) and checked for
+    staleness only when its item would fit, once per call of ``advise`` (``checked``:
+    id -> why it is held back, or None).
     """
     chosen, items = [], []
     used = len(block(["x"])) - 1  # header and fence around the items
@@ -305,7 +307,9 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
         if used + cost > budget:
             continue
         if cid not in checked:
-            checked[cid] = stale_reason(r.card, repo_root, cache)
+            held = screen.blocked(r.card)
+            checked[cid] = ("safety screen: " + "; ".join(held)) if held else \
+                stale_reason(r.card, repo_root, cache)
         if checked[cid]:
             continue
         chosen.append(r)
