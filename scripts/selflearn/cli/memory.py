@@ -129,13 +129,18 @@ def _add_status(sub, name: str, kind: str) -> None:
     p.add_argument("--note")
     if kind == "rec":
         p.add_argument("--scope", choices=model.SCOPES)
+    else:
+        p.add_argument("--accept-flagged", action="store_true",
+                       help="accept a card the safety screen holds back, after reading it "
+                       "(recorded in the card; see references/SECURITY.md)")
     p.set_defaults(run=_run_status, kind=kind, writes=True)
 
 
 def _run_status(ctx: Context) -> Tuple[dict, List[str]]:
     from ..storage import update
     a = ctx.args
-    data = update.set_status(ctx.memory, a.kind, a.id, a.status, a.note, getattr(a, "scope", None))
+    data = update.set_status(ctx.memory, a.kind, a.id, a.status, a.note, getattr(a, "scope", None),
+                             accept_flagged=getattr(a, "accept_flagged", False), by=ctx.user)
     return data, [f"{data['id']}: {data['previous_status']} → {data['status']}"]
 
 

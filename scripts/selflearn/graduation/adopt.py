@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 
 from . import improve
 from ..learning import proposals, skilldraft
-from ..storage import store
+from ..storage import screen, store
 from ..storage.errors import SelfLearningError, UsageError
 
 
@@ -91,6 +91,11 @@ def apply(memory, repo_root: str, pid: str, skills_dir: Optional[str] = None,
     """Carry a proposal out: a skill folder (skill, command) or a guarded rule line."""
     p = proposals.get(memory, pid, "apply")
     proposals.undecided(p, "apply")
+    flags = screen.blocked(p)
+    if flags:
+        raise UsageError(f"proposals apply: the safety screen holds {pid} back "
+                         f"({'; '.join(flags)}); nothing was written (read it with `proposals "
+                         f"show --id {pid}`, then reject it or write it by hand)")
     if p["kind"] == "rule":
         if skills_dir or name:
             raise UsageError("proposals apply: --skills-dir and --name are for skill and "

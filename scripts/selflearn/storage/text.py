@@ -17,12 +17,16 @@ _TAG_START = re.compile(r"<(?=[/!A-Za-z])")
 _BREAKS = frozenset("\u0085\u2028\u2029")  # line breaks besides the C0 ones
 
 
+def plain(text) -> str:
+    """``text`` with control, invisible and direction characters and line breaks as spaces."""
+    return "".join(" " if ch < " " or ch in _BREAKS or screen.is_hidden(ch) else ch
+                   for ch in str(text or ""))
+
+
 def clean(text) -> str:
     """One line of card text that cannot open or close a fence or a tag, nor carry control,
     invisible or direction-changing characters (a terminal escape, a fake line break)."""
-    text = "".join(" " if ch < " " or ch in _BREAKS or screen.is_hidden(ch) else ch
-                   for ch in str(text or ""))
-    text = " ".join(text.replace("```", "'''").split())
+    text = " ".join(plain(text).replace("```", "'''").split())
     return _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
 
 
@@ -36,17 +40,19 @@ def clean_line(text, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
 
 
-def rule(card: dict) -> str:
-    """``- <title>: <first step>`` (or just the title), one line."""
+def rule(card: dict, suffix: str = "") -> str:
+    """``- <title>: <first step>`` (or just the title) and ``suffix``, one line of at most
+    ``RULE_CHARS`` + 2 characters."""
     title = clean_line(card.get("title"), RULE_CHARS).rstrip(" .:")
     steps = card.get("solution_steps")
     first = steps[0] if isinstance(steps, list) and steps and isinstance(steps[0], str) else ""
     text = f"{title}: {clean_line(first, RULE_CHARS)}" if first.strip() else title
-    return "- " + clean_line(text, RULE_CHARS)
+    return "- " + clean_line(text, RULE_CHARS - len(suffix)) + suffix
 
 
-def origin_label(card: dict) -> str:
-    """Where a lesson came from, in a few words: ``mined, 6 observations; accepted by a person``."""
+def origin_label(card: dict, reviewed: bool = True) -> str:
+    """Where a lesson came from, in a few words: ``mined, 6 observations; accepted by a person``
+    (``reviewed=False``: the origin part only, stable across status changes)."""
     origin = card.get("origin", "agent")
     seen = card.get("observations")
     if origin == "mined":
@@ -54,6 +60,8 @@ def origin_label(card: dict) -> str:
     else:
         label = {"agent": "recorded by the agent", "human": "from a person",
                  "imported": "imported"}.get(origin, "recorded by the agent")
+    if not reviewed:
+        return label
     status = card.get("status", "proposed")
     if isinstance(card.get("screen_accepted"), dict) or (
             status == "accepted" and origin != "human" and card.get("last_touched_ts")):

@@ -7,7 +7,8 @@ items plus where to see more); JSON holds everything.
 from typing import List, Optional, Sequence
 
 from . import catalog, score
-from ..storage import model
+from ..storage.text import clean
+from ..storage import model, screen
 from ..storage.memory import Stores
 
 SHOW = 5
@@ -82,9 +83,24 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
         "mined_candidates": [c for c in cards if c["status"] == "candidate"],
         "proposals": proposals.pending(stores.project),
         "effectiveness": reinforce.effectiveness(stores.project),
+        "flagged": flagged(stores),
     }
     data["next_actions"] = next_actions(data, stores)
     return data
+
+
+def flagged(stores: Stores) -> List[dict]:
+    """Live cards the safety screen holds back, with the reasons; a person decides each."""
+    out = []
+    for card in stores.folded("cards").values():
+        if card.get("status", "proposed") in model.HIDDEN_STATUSES:
+            continue
+        reasons = screen.blocked(card)
+        if reasons:
+            out.append({"id": card["id"], "title": card.get("title", ""),
+                        "status": card.get("status", "proposed"),
+                        "origin": card.get("origin", "agent"), "reasons": reasons})
+    return sorted(out, key=lambda c: c["id"])
 
 
 def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -> dict:
@@ -109,6 +125,11 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
             actions.append(f"rec {rec['id']} has been idle {rec['idle_days']:g} days: "
                            f"`rec-status --id {rec['id']} --status in_progress|done|rejected`")
             break
+    if data["flagged"]:
+        first = data["flagged"][0]["id"]
+        actions.append(f"{len(data['flagged'])} lesson(s) held by the safety screen: read them "
+                       f"(`list --format json`), then `aha-status --id {first} --status rejected`"
+                       f" or, if safe, `--status accepted --accept-flagged`")
     if data["backport_candidates"]:
         ids = ",".join(c["id"] for c in data["backport_candidates"][:SHOW])
         actions.append(f"graduate proven portable cards: `export-backport --skill-path <skill> --ids {ids}`")
@@ -151,6 +172,11 @@ def render_review(data: dict) -> List[str]:
     if data["backport_candidates"]:
         lines.append("Backport candidates: " + ", ".join(
             c["id"] for c in data["backport_candidates"][:SHOW]))
+    if data["flagged"]:
+        lines.append("Held by the safety screen (never surfaced, promoted or exported until a "
+                     "person accepts):")
+        lines += [f"  {c['id']} {clean(c['title'])[:80]} ({clean(c['reasons'][0])[:120]})"
+                  for c in data["flagged"][:SHOW]]
     if data["proposals"]:
         lines.append("Proposals waiting for a decision:")
         lines += [f"  {p['id']} [{p['kind']}] {p['title']}" for p in data["proposals"][:SHOW]]
