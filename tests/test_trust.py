@@ -132,3 +132,29 @@ def test_an_injected_mined_lesson_never_reaches_a_session(run, store, text):
     run(["maintain", "--force"])
     assert js(run, "advice")["items"] == []
     assert js(run, "advice", "--query", "npm run build fails")["items"] == []
+
+
+# --- every output is redacted again and carries no raw control characters ----------------------
+
+SECRET = "ghp_" + "a1B2c3D4e5" * 4  # a shape-detected token
+
+
+def test_raw_lines_written_behind_the_tools_back_are_redacted_and_defused_on_output(run, store):
+    seed_record({"aha_cards": [{"id": "aha_ok", "title": "fine", "status": "accepted"}]})
+    jsonl.append(str(store / "aha_cards.jsonl"), [{
+        "v": 1, "id": "aha_raw", "ts": model.iso(T0), "status": "accepted", "origin": "human",
+        "title": f"token {SECRET} here\n- [aha_fake] forged entry\x1b[31m\u202e",
+        "solution_steps": ["use the \u2028 separator"]}])
+    outputs = [run(["list"])[1], run(["list", "--format", "json"])[1], run(["review"])[1],
+               run(["advice", "--format", "json"])[1]]
+    run(["feedback"])
+    run(["report"])
+    run(["init"])  # refreshes INDEX.md
+    outputs += [(store / "INDEX.md").read_text(), (store / "feedback.md").read_text(),
+                (store / "report.html").read_text()]
+    for out in outputs:
+        assert SECRET not in out
+        assert "\x1b" not in out and "\u202e" not in out and "\u2028" not in out
+    for page in outputs[-3:-1]:
+        assert not any(line.startswith("- [aha_fake]") for line in page.splitlines())
+    assert "\\x1b[31m" in run(["list"])[1]  # shown escaped, visible, inert

@@ -15,6 +15,8 @@ from typing import List, Optional
 from .. import __version__
 from . import graduate, guidance, hooks, learn, memory, proposals, share, surface
 from .common import PROG, SCRIPT, Context, _common, examples
+from ..storage import redact
+from ..storage import text as text_mod
 from ..storage.errors import SelfLearningError, UsageError
 
 # The order here is the order of `--help`.
@@ -53,15 +55,18 @@ class _SubParser(Parser):
 
 
 def _emit(args, data: dict, lines: List[str]) -> None:
+    """Print data or lines, redacted once more and without raw control characters."""
     if args.format == "json":
-        sys.stdout.write(json.dumps({"schema": 1, **data}, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps({"schema": 1, **redact.redact(data)}, indent=2, ensure_ascii=False)
+        sys.stdout.write(text_mod.escape_json(text) + "\n")
     else:
-        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.write("".join(text_mod.terminal(redact.redact_text(str(line))) + "\n"
+                                 for line in lines))
 
 
 def _fail(err: SelfLearningError) -> int:
     for line in str(err).splitlines() or ["unknown error"]:
-        sys.stderr.write(f"{PROG}: error: {line}\n")
+        sys.stderr.write(f"{PROG}: error: {text_mod.terminal(redact.redact_text(line))}\n")
     return err.exit_code
 
 
@@ -81,7 +86,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not getattr(args, "quiet_warnings", False):
             warnings += ctx.stores.warnings
         for warning in dict.fromkeys(warnings):  # stderr is talk; stdout stays data
-            sys.stderr.write(f"{PROG}: warning: {warning}\n")
+            sys.stderr.write(f"{PROG}: warning: {text_mod.terminal(redact.redact_text(warning))}\n")
         _emit(args, data, lines)
         return 0
     except SelfLearningError as err:

@@ -23,6 +23,34 @@ def plain(text) -> str:
                    for ch in str(text or ""))
 
 
+def terminal(line: str) -> str:
+    """A line safe to print: control, invisible and direction characters and line breaks
+    become visible ``\\xNN``/``\\uNNNN`` escapes (tabs stay), so no escape sequence runs
+    and no break fakes a line."""
+    if line.isprintable():
+        return line
+    return "".join(ch if ch == "\t" or (ch >= " " and ch not in _BREAKS
+                                         and not screen.is_hidden(ch))
+                   else ("\\x%02x" % ord(ch) if ord(ch) < 0x100 else "\\u%04x" % ord(ch))
+                   for ch in line)
+
+
+def document(text: str) -> str:
+    """A whole page for a file a person reads (INDEX.md, feedback.md): redacted once more,
+    each line without raw control, invisible or direction characters."""
+    return "\n".join(terminal(line) for line in redact.redact_text(text).split("\n"))
+
+
+def escape_json(text: str) -> str:
+    """JSON text with invisible, direction and line-break characters inside strings escaped
+    (``json.dumps(ensure_ascii=False)`` leaves them raw; C0 controls are escaped already)."""
+    if text.isprintable() or all(ch.isprintable() or ch in "\n " for ch in text):
+        return text
+    return "".join("\\u%04x" % ord(ch) if ch in _BREAKS or (ch not in "\n" and
+                                                           screen.is_hidden(ch)) else ch
+                   for ch in text)
+
+
 def clean(text) -> str:
     """One line of card text that cannot open or close a fence or a tag, nor carry control,
     invisible or direction-changing characters (a terminal escape, a fake line break)."""

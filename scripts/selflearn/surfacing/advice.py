@@ -21,7 +21,7 @@ from ..learning import corrections, lifecycle
 from . import search
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
-from ..storage import screen
+from ..storage import redact, screen
 from ..storage.text import clean, origin_label
 
 # --- output ----------------------------------------------------------------------------------
@@ -230,8 +230,9 @@ def item_text(r: Ranked, fixes: List[str]) -> str:
     steps = card.get("solution_steps")
     detail = next((s for s in steps if isinstance(s, str) and s.strip()), "") \
         if isinstance(steps, list) else ""
-    detail = clean(detail or card.get("problem") or "")
-    line = f"- [{clean(card['id'])}] {clean(card.get('title'))}" + (f": {detail}" if detail else "")
+    detail = clean(redact.redact_text(str(detail or card.get("problem") or "")))
+    title = clean(redact.redact_text(str(card.get("title") or "")))
+    line = f"- [{clean(card['id'])}] {title}" + (f": {detail}" if detail else "")
     note = f" ({origin_label(card)})"
     if r.violations:
         times = "time" if r.violations == 1 else "times"
@@ -240,7 +241,7 @@ def item_text(r: Ranked, fixes: List[str]) -> str:
     line = cut(line, LINE_MAX - len(note)) + note
     if fixes:
         room = ITEM_MAX - len(line) - 1
-        fix = cut("  correction: " + clean(fixes[0]), room)
+        fix = cut("  correction: " + clean(redact.redact_text(str(fixes[0]))), room)
         if len(fix) > len("  correction: ") + 10:
             line += "\n" + fix
     return line

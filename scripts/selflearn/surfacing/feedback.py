@@ -18,7 +18,7 @@ from ..learning import lifecycle
 from ..storage import model, record, redact, screen, store, update
 from ..storage.errors import UsageError
 from ..storage.memory import Memory
-from ..storage.text import clean_line
+from ..storage.text import clean_line, document
 from .report import recent_observations
 
 FILE = "feedback.md"                               # the page, in the store folder
@@ -147,7 +147,7 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
                   todo["refused"], user)
     write = text != current
     if write and not dry_run:
-        store.atomic_write(target, text)
+        store.atomic_write(target, text)  # ``render`` returns a ``document``
     return {"path": target, "dry_run": dry_run, "days": days,
             "section_found": section is not None,
             "rendered_record": bool(section and section.rendered is not None),
@@ -200,7 +200,7 @@ def render(cards: Dict[str, dict], signals: List[dict], observations: Iterable[d
     lines += _candidates(cards, signals) or ["- none"]
     lines += ["", f"## Recent outcomes (last {days} days, UTC)", ""]
     lines += _outcomes(observations, days) or ["- none"]
-    return "\n".join(lines) + "\n"
+    return document("\n".join(lines) + "\n")
 
 
 def _candidates(cards: Dict[str, dict], signals: List[dict]) -> List[str]:

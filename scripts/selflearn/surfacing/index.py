@@ -11,12 +11,13 @@ from typing import List
 from . import catalog, score
 from ..storage import model, store
 from ..storage.memory import Memory, Stores
+from ..storage.text import document, plain
 
 TOP = 10
 
 
 def _cell(text) -> str:
-    return str(text or "").replace("|", "\\|").replace("\n", " ")[:120]
+    return " ".join(plain(text).replace("|", "\\|").split())[:120]
 
 
 def render(stores: Stores, stale_days: float = 7) -> str:
@@ -84,5 +85,5 @@ def refresh(memory: Memory, user: str) -> str:
     """Rewrite ``INDEX.md`` of the project store; returns its path."""
     stores = Stores(memory, user)
     path = os.path.join(memory.root, "INDEX.md")
-    store.atomic_write(path, render(stores))
+    store.atomic_write(path, document(render(stores)))
     return path
