@@ -1,6 +1,7 @@
 """The trust boundary end to end: what the safety screen holds back at each stage, a person's
 recorded acceptance, and where each surfaced or exported lesson says it came from."""
 import json
+import os
 
 import pytest
 
@@ -158,3 +159,42 @@ def test_raw_lines_written_behind_the_tools_back_are_redacted_and_defused_on_out
     for page in outputs[-3:-1]:
         assert not any(line.startswith("- [aha_fake]") for line in page.splitlines())
     assert "\\x1b[31m" in run(["list"])[1]  # shown escaped, visible, inert
+
+
+# --- the store is private to its owner ----------------------------------------------------------
+
+def modes(store):
+    out = {}
+    for path in [store, *store.rglob("*")]:
+        out[str(path.relative_to(store))] = path.stat().st_mode & 0o777
+    return out
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
+def test_store_folders_are_0700_and_files_0600_whatever_the_umask(run, store, umask):
+    old = os.umask(umask)
+    try:
+        seed = {"aha_cards": [{"title": "one lesson", "solution_steps": ["make test"]}]}
+        assert run(["record"], json.dumps(seed))[0] == 0
+        assert run(["feedback"])[0] == 0 and run(["report"])[0] == 0
+        assert run(["maintain", "--force"])[0] == 0
+    finally:
+        os.umask(old)
+    found = modes(store)
+    assert found["."] == 0o700 and "aha_cards.jsonl" in found and "INDEX.md" in found
+    assert {p: m for p, m in found.items() if p != "." and m not in (0o600, 0o700)} == {}
+
+
+def test_doctor_reports_loose_modes_and_repair_apply_tightens_them(run, store):
+    assert run(["record"], json.dumps({"aha_cards": [{"title": "one lesson"}]}))[0] == 0
+    os.chmod(store / "aha_cards.jsonl", 0o644)
+    os.chmod(store, 0o755)
+    data = js(run, "doctor")
+    assert {i["path"] for i in data["loose_modes"]} == {".", "aha_cards.jsonl"}
+    assert any("aha_cards.jsonl has mode 0644: others can read it" in p for p in data["problems"])
+    code, out, _ = run(["repair"])
+    assert "aha_cards.jsonl: mode 0644 lets others in; would be made 0600" in out
+    assert (store / "aha_cards.jsonl").stat().st_mode & 0o777 == 0o644
+    assert run(["repair", "--apply"])[0] == 0
+    assert modes(store)["aha_cards.jsonl"] == 0o600 and modes(store)["."] == 0o700
+    assert js(run, "doctor")["loose_modes"] == []

@@ -63,7 +63,7 @@ def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optio
     made: List[str] = []
     try:
         made = _makedirs(target)
-        store.atomic_write(os.path.join(target, "SKILL.md"), text)
+        store.atomic_write(os.path.join(target, "SKILL.md"), text, private=False)
     except OSError as exc:
         for folder in made:  # deepest first; a folder something else wrote into stays
             with contextlib.suppress(OSError):

@@ -91,7 +91,7 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
     if old is not None:
         data["backup"], data["pruned"] = backup(store_root, rel, old)
     mode = os.stat(path).st_mode & 0o7777 if old is not None else None
-    store.atomic_write(path, new)
+    store.atomic_write(path, new, private=False)
     if mode is not None:
         os.chmod(path, mode)
     data["written"] = True

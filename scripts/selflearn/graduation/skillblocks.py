@@ -193,6 +193,6 @@ def read_text(path: str, command: str) -> Optional[str]:
 
 def write_text(path: str, text: str) -> None:
     mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
-    store.atomic_write(path, text.encode("utf-8", "surrogateescape"))
+    store.atomic_write(path, text.encode("utf-8", "surrogateescape"), private=False)
     if mode is not None:
         os.chmod(path, mode)

@@ -30,15 +30,19 @@ def append(path: str, records: list, durable: bool = False) -> None:
 
 
 def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
-    """Append already-encoded lines in one ``write()`` under the file's lock."""
-    fs.makedirs(fs.dirname(path) or ".")
+    """Append already-encoded lines in one ``write()`` under the file's lock; a file (and
+    folder) this creates is private to its owner (0600, 0700) whatever the umask."""
+    fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
     while True:
-        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, 0o644)
+        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, fs.PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not _same_file(fd, path):
                 continue  # repair replaced the file while we waited: reopen it
-            size = fs.fstat(fd).st_size
+            st = fs.fstat(fd)
+            size = st.st_size
+            if size == 0 and st.st_mode & 0o777 != fs.PRIVATE_FILE:
+                fs.fchmod(fd, fs.PRIVATE_FILE)  # just created under a strict or odd umask
             out = data if size == 0 or fs.pread(fd, 1, size - 1) == b"\n" else b"\n" + data
             _write_all(fd, out)
             if durable:
@@ -140,14 +144,24 @@ def fold(records: list, key: str = "id") -> dict:
     return out
 
 
-def atomic_write(path: str, content) -> None:
-    """Replace ``path`` with ``content`` (str or bytes) through a temp file beside it."""
+def atomic_write(path: str, content, private: bool = True) -> None:
+    """Replace ``path`` with ``content`` (str or bytes) through a temp file beside it.
+
+    ``private`` (store files): the file is 0600 and a folder this creates 0700, whatever
+    the umask; files meant for the repository (guidance, skills) pass False.
+    """
     folder = fs.dirname(path) or "."
-    fs.makedirs(folder)
+    fs.makedirs(folder, fs.PRIVATE_DIR if private else 0o777)
     tmp = fs.join(folder, f".{fs.basename(path)}.{fs.getpid()}.tmp")
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
-        with open(tmp, "wb") as fh:
+        if fs.exists(tmp):
+            fs.unlink(tmp)
+        fd = fs.open_fd(tmp, fs.O_RDWR | fs.O_CREAT | fs.O_EXCL,
+                        fs.PRIVATE_FILE if private else 0o666)
+        if private:
+            fs.fchmod(fd, fs.PRIVATE_FILE)
+        with open(fd, "wb", closefd=True) as fh:
             fh.write(data)
             fh.flush()
             fs.fsync(fh.fileno())

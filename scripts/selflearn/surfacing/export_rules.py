@@ -193,7 +193,7 @@ def _write(path: str, before: Optional[str], after: Optional[str]) -> None:
         os.unlink(path)
         return
     mode = os.stat(path).st_mode & 0o7777 if before is not None else None
-    store.atomic_write(path, after)
+    store.atomic_write(path, after, private=False)
     if mode is not None:
         os.chmod(path, mode)
 
