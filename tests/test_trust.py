@@ -198,3 +198,36 @@ def test_doctor_reports_loose_modes_and_repair_apply_tightens_them(run, store):
     assert run(["repair", "--apply"])[0] == 0
     assert modes(store)["aha_cards.jsonl"] == 0o600 and modes(store)["."] == 0o700
     assert js(run, "doctor")["loose_modes"] == []
+
+
+# --- the kill switch ------------------------------------------------------------------------------
+
+@pytest.fixture(params=["env", "marker"])
+def switched_off(request, repo, monkeypatch):
+    if request.param == "env":
+        monkeypatch.setenv("SELF_LEARNING_DISABLE", "1")
+        return "SELF_LEARNING_DISABLE is set"
+    marker = repo / ".agent-skills" / "self-learning" / "disabled"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text("")
+    return "marker file"
+
+
+def test_kill_switch_stops_maintain_from_a_hook_and_hook_injection(run, store, switched_off):
+    seed_record({"aha_cards": [mined("aha_ok")]})
+    before = {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()}
+    code, out, err = run(["maintain"])
+    assert code == 0 and out.startswith("maintain: skipped: observation is off")
+    assert "observation is off" in err
+    code, out, _ = run(["advice", "--format", "claude-hook"])
+    assert (code, out) == (0, "")
+    assert {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()} == before
+
+
+def test_commands_a_person_runs_still_work_and_say_observation_is_off(run, store, switched_off):
+    code, out, err = run(["record"], json.dumps({"aha_cards": [{"title": "person's lesson"}]}))
+    assert code == 0 and out.startswith("created aha_")
+    assert err.startswith("self_learning: warning: observation is off (") and switched_off in err
+    code, out, err = run(["advice"])
+    assert code == 0 and "person's lesson" in out and "observation is off" in err
+    assert run(["maintain", "--force"])[0] == 0  # a person may still run every step

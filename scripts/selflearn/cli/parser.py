@@ -15,7 +15,7 @@ from typing import List, Optional
 from .. import __version__
 from . import graduate, guidance, hooks, learn, memory, proposals, share, surface
 from .common import PROG, SCRIPT, Context, _common, examples
-from ..storage import redact
+from ..storage import paths, redact
 from ..storage import text as text_mod
 from ..storage.errors import SelfLearningError, UsageError
 
@@ -83,6 +83,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         if getattr(args, "writes", False):
             ctx.wrote()
         warnings = list(data.get("warnings") or [])
+        off = paths.kill_switch(ctx.repo_root)
+        if off and args.command not in ("paths", "doctor"):  # both say so in their output
+            warnings.append(f"observation is off ({off}): hooks record and inject nothing and "
+                            "maintain from a hook writes nothing; this command still ran")
         if not getattr(args, "quiet_warnings", False):
             warnings += ctx.stores.warnings
         for warning in dict.fromkeys(warnings):  # stderr is talk; stdout stays data
