@@ -240,10 +240,10 @@ def test_a_failed_write_removes_the_folders_it_created(run, store, repo, monkeyp
     p = filed(run, store, monkeypatch)
     real_write = jsonl.atomic_write
 
-    def failing(path, text):
+    def failing(path, text, private=True):
         if str(path).endswith("SKILL.md"):
             raise OSError(28, "No space left on device")
-        return real_write(path, text)
+        return real_write(path, text, private)
 
     monkeypatch.setattr(jsonl, "atomic_write", failing)
     code, err = fail_line(run, ["proposals", "apply", "--id", p["id"]])

@@ -65,6 +65,10 @@ def pick_cards(memory: Memory, ids: List[str], force: bool,
             problems.append(f"{command}: card id {cid!r} cannot go into a marker "
                             "(letters, digits and _ . : - only)")
         status = model.normalize_status(card.get("status", "proposed"))
+        if card.get("_imported"):
+            problems.append(f"{command}: card {cid} comes from a store git tracks (imported); "
+                            f"a local person accepts it first (`aha-status --id {cid} --status "
+                            "accepted`)")
         flags = screen.blocked(card)
         if flags:  # not even --force: a person accepts it first, and that is recorded
             problems.append(f"{command}: card {cid} is held by the safety screen "

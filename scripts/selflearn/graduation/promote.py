@@ -35,6 +35,10 @@ def promote(project: Memory, global_: Memory, ids: List[str], user: str) -> dict
         elif card.get("shareable", True) is not True:
             problems.append(f"promote: card {cid} is not shareable (shareable: false), so it "
                             "stays in this project")
+        elif card.get("_imported"):
+            problems.append(f"promote: card {cid} comes from a store git tracks (imported); a "
+                            f"local person accepts it first (`aha-status --id {cid} --status "
+                            "accepted`)")
         elif screen.blocked(card):
             problems.append(f"promote: card {cid} is held by the safety screen "
                             f"({'; '.join(screen.blocked(card))}); a person accepts it first "

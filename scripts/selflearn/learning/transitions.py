@@ -33,7 +33,7 @@ def plan(memory: Memory, step: str, now: float) -> dict:
     live = 0
     for card in memory.folded("cards").values():
         old = card.get("status", "proposed")
-        if old not in lifecycle.LIVE or card.get("origin") != "mined":
+        if old not in lifecycle.LIVE or card.get("origin") != "mined" or card.get("_imported"):
             continue
         verdict = lifecycle.assess(card, ev.get(card["id"]), now)
         live += 1

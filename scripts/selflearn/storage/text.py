@@ -88,10 +88,14 @@ def origin_label(card: dict, reviewed: bool = True) -> str:
     else:
         label = {"agent": "recorded by the agent", "human": "from a person",
                  "imported": "imported"}.get(origin, "recorded by the agent")
+    if card.get("_tracked"):
+        label = "imported (" + label + ")"
     if not reviewed:
         return label
     status = card.get("status", "proposed")
-    if isinstance(card.get("screen_accepted"), dict) or (
+    if card.get("_imported"):
+        label += "; not accepted here"
+    elif isinstance(card.get("screen_accepted"), dict) or (
             status == "accepted" and origin != "human" and card.get("last_touched_ts")):
         label += "; accepted by a person"
     elif status == "accepted" and origin == "mined":

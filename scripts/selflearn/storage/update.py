@@ -61,6 +61,9 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
         version["screen_accepted"] = {"digest": screen.digest(records[rid]), "ts": model.iso(),
                                       "by": by or "unknown", "reasons": flags}
     memory.append(name, [version])
+    if kind == "card" and status == "accepted" and records[rid].get("_imported"):
+        from . import provenance  # a committed store: the acceptance is kept outside it
+        provenance.accept(memory.root, by or "unknown", version)
     if flags:
         memory.append("signals", [model.complete("signal", {
             "kind": "aha_status", "aha_id": rid, "source": "human",

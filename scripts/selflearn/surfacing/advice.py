@@ -141,6 +141,8 @@ def relevance(query: str, cards: List[dict]) -> List[float]:
 
 
 def _eligible(card: dict) -> bool:
+    if card.get("_imported"):  # a committed store's card no local person accepted
+        return False
     status = card.get("status", "proposed")
     if status == "proposed":
         return card.get("origin", "agent") in PROPOSED_ORIGINS

@@ -23,6 +23,8 @@ def _public(record: dict) -> dict:
     out.setdefault("primary_skill", "unknown")
     out.setdefault("scope", "project")
     out["store"] = record.get("_store", "project")
+    if record.get("_tracked"):  # a store git tracks: its provenance is imported
+        out["provenance"] = "imported" if record.get("_imported") else "imported, accepted here"
     out["created"] = record.get("_first_ts") or record.get("ts", "")
     out["versions"] = record.get("_versions", 1)
     return out

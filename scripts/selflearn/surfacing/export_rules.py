@@ -66,7 +66,7 @@ def rules(cards: Dict[str, dict], signals: List[dict]) -> List[str]:
     it came from, bounded by MAX_RULES and MAX_CHARS."""
     now, ev = model.now(), lifecycle.evidence(signals)
     ranked = sorted((c for c in cards.values() if c.get("status") == "accepted"
-                     and not screen.blocked(c)),
+                     and not c.get("_imported") and not screen.blocked(c)),
                     key=lambda c: (-lifecycle.confidence(c, ev.get(c["id"]), now),
                                    c.get("_first_ts") or c.get("ts", ""), c["id"]))
     out: List[str] = []
