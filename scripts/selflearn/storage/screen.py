@@ -31,6 +31,7 @@ SCREENED_FIELDS = ("title", "when_to_use", "problem", "solution_steps", "gotchas
                    "rationale", "body", "backport")
 MAX_SCAN = 20000        # characters of one text examined (a lesson is far shorter)
 MAX_DECODED = 8         # encoded runs decoded and screened again, per text
+_SEEN: Dict[str, List["Finding"]] = {}  # screened text -> findings, this process
 
 
 class Finding(NamedTuple):
@@ -59,9 +60,14 @@ def _hidden(ch: str) -> bool:
             or 0xE0000 <= code <= 0xE007F)
 
 
+_HIDDEN_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+                        + "".join(chr(c) for c in sorted(_INVISIBLE))
+                        + "\U000e0000-\U000e007f]")
+
+
 def hidden_characters(text: str) -> List[str]:
     """The invisible, bidi or control characters in ``text`` as ``U+XXXX`` (a lone CR counts)."""
-    found = {f"U+{ord(ch):04X}" for ch in text if _hidden(ch)}
+    found = {f"U+{ord(m.group(0)):04X}" for m in _HIDDEN_RE.finditer(text)}
     if "\r" in text and "\r" in text.replace("\r\n", ""):
         found.add("U+000D")
     return sorted(found)
@@ -84,8 +90,9 @@ _NONWORD = re.compile(r"[^a-z0-9']+")
 
 def _plain(text: str) -> str:
     """Lower-case text with confusables mapped, invisible characters and marks dropped."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if not _hidden(ch))
+    text = _HIDDEN_RE.sub("", unicodedata.normalize("NFKC", text))
+    if text.isascii():
+        return text.lower()
     text = unicodedata.normalize("NFKD", text.translate(_CONFUSABLE))
     return "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
 
@@ -138,7 +145,6 @@ def _decoded(text: str) -> List[str]:
         unescaped = html.unescape(text)
         if unescaped != text:
             out.append(unescaped)
-    out.append(codecs.decode(text, "rot13"))
     return [t for t in out if t and sum(c.isprintable() or c in "\n\t" for c in t) >= 0.9 * len(t)]
 
 
@@ -356,8 +362,7 @@ def _phrase_findings(text: str) -> List[Finding]:
 
 def _command_variants(text: str) -> List[str]:
     """The text as a shell would read it: as written, confusables mapped, lines joined."""
-    low = unicodedata.normalize("NFKC", text).lower()
-    low = "".join(ch for ch in low if not _hidden(ch) or ch in "\n\t")
+    low = _HIDDEN_RE.sub("", unicodedata.normalize("NFKC", text).lower())
     mapped = low.translate(_CONFUSABLE)
     joined = " ".join(mapped.replace("\\\n", " ").split())
     return list(dict.fromkeys([low, mapped, joined]))
@@ -386,7 +391,7 @@ def text_findings(text, depth: int = 0) -> List[Finding]:
     """Every reason ``text`` may not reach a prompt or a guidance file (empty: it may)."""
     if not isinstance(text, str) or not text:
         return []
-    text = text[:MAX_SCAN]
+    text = text[:MAX_SCAN * 4 if depth == 0 else MAX_SCAN]
     out: List[Finding] = []
     hidden = hidden_characters(text)
     if hidden:
@@ -399,6 +404,10 @@ def text_findings(text, depth: int = 0) -> List[Finding]:
             if decoded != text:
                 out += [Finding(f.category, f"{f.reason} (encoded)", f.excerpt)
                         for f in text_findings(decoded, depth + 1)]
+        import codecs
+        rot = codecs.decode(text, "rot13")
+        out += [Finding(f.category, f"{f.reason} (rot13)", f.excerpt)
+                for f in _phrase_findings(rot) + _command_findings(rot)]
     seen, unique = set(), []
     for f in out:
         if f.category not in seen:  # one finding per category is enough to hold a lesson
@@ -433,13 +442,15 @@ def digest(record: dict) -> str:
 
 
 def card_findings(record: dict) -> List[Finding]:
-    """Findings over every screened field together (a phrase split across lines counts)."""
-    texts = [t for name in SCREENED_FIELDS for t in _strings(record.get(name))]
-    found: Dict[str, Finding] = {}
-    for text in texts + ["\n".join(texts), " ".join(texts)]:
-        for f in text_findings(text):
-            found.setdefault(f.category, f)
-    return list(found.values())
+    """Findings over every screened field together, one field a line (a phrase split across
+    fields or lines counts); remembered per content for the life of the process."""
+    text = record_text(record)
+    found = _SEEN.get(text)
+    if found is None:
+        if len(_SEEN) > 4096:
+            _SEEN.clear()
+        found = _SEEN[text] = text_findings(text)
+    return list(found)
 
 
 def accepted(record: dict) -> bool:
