@@ -271,7 +271,8 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
     assert lesson["fingerprint"] == fp_text and lesson["sessions"] == 2
     assert lesson["id"] == card["id"] and lesson["action"] == "created"
     assert card["title"] == "`npm test` fails with `Error: Cannot find module <X>`"
-    assert card["when_to_use"] == "`npm test` (Bash) fails with: Error: Cannot find module <X>"
+    assert card["when_to_use"] == "`npm test` (Bash) fails with: `Error: Cannot find module <X>`"
+    assert card["problem"].endswith("with: `Error: Cannot find module <X>`")  # quoted, not a step
     assert (card["origin"], card["status"], card["scope"]) == ("mined", "candidate", "project")
     assert card["key"] == "mined:failure:" + fingerprint.digest(fp_text)
     assert card["confidence"] == mine_base.confidence(2, has_fix=True)
@@ -279,7 +280,7 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
     assert step.startswith("use `sh -c 'cd /work/p") and "instead of `bash -lc 'cd /work/p" in step
     first, second = written[0], written[3]
     assert card["evidence"][0].startswith("example (npm test): `bash -lc 'cd /work/p")
-    assert "failed with: Error: Cannot find module '" in card["evidence"][0]
+    assert "failed with: `Error: Cannot find module '" in card["evidence"][0]
     assert f"seen {first['ts']} in session sess-a ({first['id']})" in card["evidence"]
     assert f"seen {second['ts']} in session sess-b ({second['id']})" in card["evidence"]
     assert any(e.startswith(f"fix seen {written[2]['ts']} in session sess-a ({written[2]['id']})")

@@ -46,7 +46,7 @@ def _run_advice(ctx: Context) -> Tuple[dict, List[str]]:
     budget = advice.settings(ctx.repo_root)["budget"] if a.budget is None else a.budget
     shape = advice.shape_for(a.format, "prompt" if a.query else "session_start")
     seen = injection.surfaced_in_session(ctx.memory.path("surfacings"), a.session_id or "")
-    data = advice.advise(ctx.memory, ctx.repo_root, a.query, budget, seen, shape)
+    data = advice.advise(ctx.memory, ctx.repo_root, a.query, budget, seen, shape, remember=True)
     if a.format == "claude-hook" and paths.kill_switch(ctx.repo_root):
         data.update(output="", items=[], chars=0)  # a hook's injection: off with observation
         return data, []

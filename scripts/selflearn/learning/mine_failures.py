@@ -11,6 +11,7 @@ from typing import Dict, List, Optional
 
 from . import fingerprint
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored
+from ..storage.screen import fence
 
 KIND = "failures"
 _SID = b'"session_id": "'  # how fastjson (hooks, transcripts) writes the key
@@ -161,14 +162,16 @@ def _lesson(fp: str, c: dict) -> dict:
     fixes = sorted(c.get("fixes", {}).values(), key=lambda f: -f["count"])[:MAX_FIXES]
     steps = [f"use `{f['args']}` instead of `{f['failed']}`" if f["same_family"] else
              f"`{f['args']}` succeeded next, after `{f['failed']}` failed" for f in fixes]
-    evidence = [f"example ({label}): `{c['example']['args']}` failed with: {c['example']['error']}"]
+    evidence = [f"example ({label}): `{c['example']['args']}` failed with: "
+                f"{fence(c['example']['error'], CUT_ERROR)}"]  # tool output: quoted, cut
     evidence += [f"seen {ts} in session {sid} ({oid})" for oid, sid, ts in c["seen"]]
     evidence += [f"fix seen {f['seen'][2]} in session {f['seen'][1]} ({f['seen'][0]}): "
                  f"`{f['args']}`" for f in fixes]
     card = {
         "title": f"`{label}` fails with `{cut(head, CUT_TITLE)}`",
-        "when_to_use": f"`{label}` ({c['tool']}) fails with: {head}",
-        "problem": f"`{label}` failed {c['count']} time(s) in {n} sessions with: {head}",
+        "when_to_use": f"`{label}` ({c['tool']}) fails with: {fence(head, CUT_ERROR)}",
+        "problem": f"`{label}` failed {c['count']} time(s) in {n} sessions with: "
+                   f"{fence(head, CUT_ERROR)}",
         "solution_steps": steps, "evidence": evidence,
         "gotchas": ["a plain retry of the same command also succeeded at times: the failure "
                     "may be flaky or depend on state"] if c.get("retries") else [],

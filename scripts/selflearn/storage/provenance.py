@@ -12,7 +12,8 @@ import mmap
 import os
 from typing import Dict, Optional, Tuple
 
-from . import model, paths, screen, store
+from . import model, paths, store
+from .content import digest
 
 ACCEPTED_FILE = "imported_accepted.jsonl"
 _CACHE: Dict[tuple, bool] = {}
@@ -104,7 +105,7 @@ def accept(store_root: str, user: str, card: dict) -> None:
     """Record that a local person accepted this content of an imported card."""
     store.append(_accepted_path(user), [{"v": model.SCHEMA_VERSION, "ts": model.iso(),
                                          "store": os.path.abspath(store_root), "id": card["id"],
-                                         "digest": screen.digest(card)}], durable=True)
+                                         "digest": digest(card)}], durable=True)
 
 
 def mark(cards: Dict[str, dict], store_root: str, user: str) -> Tuple[int, int]:
@@ -116,7 +117,7 @@ def mark(cards: Dict[str, dict], store_root: str, user: str) -> Tuple[int, int]:
     imported = 0
     for card in cards.values():
         card["_tracked"] = True  # provenance ``imported``; ``origin`` keeps what the line says
-        if ok.get(card["id"]) != screen.digest(card):
+        if ok.get(card["id"]) != digest(card):
             card["_imported"] = True
             imported += 1
     return imported, len(cards) - imported

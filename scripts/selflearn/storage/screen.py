@@ -13,7 +13,9 @@ acceptance (``accepted``) holds only for the content it was given for
 
 import re
 import unicodedata
-from typing import Dict, Iterable, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional
+
+from .content import SCREENED_FIELDS, accepted, digest, record_text  # noqa: F401 (API)
 
 # --- categories, in the words a reviewer reads -------------------------------------------------
 REASONS = {
@@ -26,9 +28,6 @@ REASONS = {
     "encoded_exec": "decodes and runs an encoded payload",
     "hidden_text": "invisible, direction-changing or terminal-control characters",
 }
-SCREENED_FIELDS = ("title", "when_to_use", "problem", "solution_steps", "gotchas", "evidence",
-                   "links", "tags", "trigger", "note", "why", "implementation_hint", "text",
-                   "rationale", "body", "backport")
 MAX_SCAN = 20000        # characters of one text examined (a lesson is far shorter)
 MAX_DECODED = 8         # encoded runs decoded and screened again, per text
 _SEEN: Dict[str, List["Finding"]] = {}  # screened text -> findings, this process
@@ -416,31 +415,6 @@ def text_findings(text, depth: int = 0) -> List[Finding]:
     return unique
 
 
-def _strings(value) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-
-
-def record_text(record: dict) -> str:
-    """The screened fields of a card, recommendation or proposal as one text (one field a line)."""
-    parts = []
-    for name in SCREENED_FIELDS:
-        parts += list(_strings(record.get(name)))
-    return "\n".join(parts)
-
-
-def digest(record: dict) -> str:
-    """A short fingerprint of the screened content: an acceptance holds for this content only."""
-    import hashlib
-    return hashlib.sha256(record_text(record).encode("utf-8", "replace")).hexdigest()[:16]
-
-
 def card_findings(record: dict) -> List[Finding]:
     """Findings over every screened field together, one field a line (a phrase split across
     fields or lines counts); remembered per content for the life of the process."""
@@ -451,12 +425,6 @@ def card_findings(record: dict) -> List[Finding]:
             _SEEN.clear()
         found = _SEEN[text] = text_findings(text)
     return list(found)
-
-
-def accepted(record: dict) -> bool:
-    """A person accepted this exact content despite its findings (``screen_accepted``)."""
-    mark = record.get("screen_accepted")
-    return isinstance(mark, dict) and mark.get("digest") == digest(record)
 
 
 def blocked(record: dict) -> List[str]:

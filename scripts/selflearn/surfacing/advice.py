@@ -21,7 +21,7 @@ from ..learning import corrections, lifecycle
 from . import search
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
-from ..storage import redact, screen
+from ..storage import redact, verdicts
 from ..storage.text import clean, origin_label
 
 # --- output ----------------------------------------------------------------------------------
@@ -232,8 +232,8 @@ def item_text(r: Ranked, fixes: List[str]) -> str:
     steps = card.get("solution_steps")
     detail = next((s for s in steps if isinstance(s, str) and s.strip()), "") \
         if isinstance(steps, list) else ""
-    detail = clean(redact.redact_text(str(detail or card.get("problem") or "")))
-    title = clean(redact.redact_text(str(card.get("title") or "")))
+    detail = clean(detail or card.get("problem") or "")
+    title = clean(card.get("title"))
     line = f"- [{clean(card['id'])}] {title}" + (f": {detail}" if detail else "")
     note = f" ({origin_label(card)})"
     if r.violations:
@@ -243,7 +243,7 @@ def item_text(r: Ranked, fixes: List[str]) -> str:
     line = cut(line, LINE_MAX - len(note)) + note
     if fixes:
         room = ITEM_MAX - len(line) - 1
-        fix = cut("  correction: " + clean(redact.redact_text(str(fixes[0]))), room)
+        fix = cut("  correction: " + clean(fixes[0]), room)
         if len(fix) > len("  correction: ") + 10:
             line += "\n" + fix
     return line
@@ -292,7 +292,7 @@ def wrap(text: str, shape) -> str:
 # --- the command -------------------------------------------------------------------------------
 
 def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: dict,
-            checked: Dict[str, Optional[str]], fixes: Dict[str, List[str]]):
+            checked: Dict[str, Optional[str]], fixes: Dict[str, List[str]], judged):
     """Best first, skipping excluded, flagged and stale cards, while the block fits ``budget``.
 
     A card is screened (``screen.blocked``: it waits for a person) and checked for
@@ -310,11 +310,16 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
         if used + cost > budget:
             continue
         if cid not in checked:
-            held = screen.blocked(r.card)
+            held = judged.blocked(r.card)
             checked[cid] = ("safety screen: " + "; ".join(held)) if held else \
                 stale_reason(r.card, repo_root, cache)
         if checked[cid]:
             continue
+        safe = redact.redact_text(text)  # redacted again on the way out (only what is said)
+        if safe != text:
+            text, cost = safe, len(safe) + (1 if items else 0)
+            if used + cost > budget:
+                continue
         chosen.append(r)
         items.append(text)
         used += cost
@@ -322,11 +327,14 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
 
 
 def advise(memory, repo_root: str, query: Optional[str] = None,
-           budget: int = DEFAULT_BUDGET, exclude: Iterable[str] = (), shape="plain") -> dict:
+           budget: int = DEFAULT_BUDGET, exclude: Iterable[str] = (), shape="plain",
+           remember: bool = False) -> dict:
     """The advice for the workspace (no query) or a task, within ``budget`` characters.
 
     ``shape`` is a ``HOOK_SHAPES`` value; the JSON envelope counts against the budget,
     so the items are re-chosen for a smaller inner budget until the whole output fits.
+    Screen verdicts come from ``<store>/screened.json`` when known; ``remember`` saves new
+    ones (a command; a hook writes nothing).
     """
     budget = check_budget(budget)
     query = (query or "").strip() or None
@@ -337,12 +345,14 @@ def advise(memory, repo_root: str, query: Optional[str] = None,
     cache: Dict[str, bool] = {}
     checked: Dict[str, Optional[str]] = {}
     inner = budget
+    judged = verdicts.Verdicts(getattr(memory, "root", ""), readonly=not remember)
     while True:
-        chosen, text = _select(ranked, inner, exclude, repo_root, cache, checked, fixes)
+        chosen, text = _select(ranked, inner, exclude, repo_root, cache, checked, fixes, judged)
         output = wrap(text, shape)
         if len(output) <= budget:
             break
         inner -= len(output) - budget
+    judged.save()
     return {
         "query": query, "budget": budget, "chars": len(output), "considered": len(ranked),
         "items": [{"id": r.card["id"], "title": r.card.get("title", ""),

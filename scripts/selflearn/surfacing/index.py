@@ -9,11 +9,12 @@ import os
 from typing import List
 
 from . import catalog, score
-from ..storage import model, store
+from ..storage import model, store, verdicts
 from ..storage.memory import Memory, Stores
 from ..storage.text import document, plain
 
 TOP = 10
+WARM = 200   # lessons screened per refresh at most (a refresh follows every write)
 
 
 def _cell(text) -> str:
@@ -82,8 +83,26 @@ def _recent(stores: Stores) -> List[str]:
 
 
 def refresh(memory: Memory, user: str) -> str:
-    """Rewrite ``INDEX.md`` of the project store; returns its path."""
+    """Rewrite ``INDEX.md`` of the project store, and judge up to ``WARM`` lessons the
+    safety screen has not seen (so hooks find their verdicts); returns its path."""
     stores = Stores(memory, user)
     path = os.path.join(memory.root, "INDEX.md")
     store.atomic_write(path, document(render(stores)))
+    warm(memory)
     return path
+
+
+def warm(memory: Memory, limit: int = 0) -> int:
+    """Screen the surfaceable cards without a verdict yet (at most ``limit or WARM``) and
+    remember the verdicts in ``<store>/screened.json``; returns how many were screened."""
+    judged = verdicts.Verdicts(memory.root)
+    done = 0
+    for card in memory.folded("cards").values():
+        if card.get("status", "proposed") in model.HIDDEN_STATUSES or judged.known(card):
+            continue
+        judged.blocked(card)
+        done += 1
+        if done >= (limit or WARM):
+            break
+    judged.save()
+    return done

@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence
 
 from . import catalog, score
 from ..storage.text import clean
-from ..storage import model, screen
+from ..storage import model, verdicts
 from ..storage.memory import Stores
 
 SHOW = 5
@@ -92,14 +92,16 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
 def flagged(stores: Stores) -> List[dict]:
     """Live cards the safety screen holds back, with the reasons; a person decides each."""
     out = []
+    judged = verdicts.Verdicts(stores.project.root)
     for card in stores.folded("cards").values():
         if card.get("status", "proposed") in model.HIDDEN_STATUSES:
             continue
-        reasons = screen.blocked(card)
+        reasons = judged.blocked(card)
         if reasons:
             out.append({"id": card["id"], "title": card.get("title", ""),
                         "status": card.get("status", "proposed"),
                         "origin": card.get("origin", "agent"), "reasons": reasons})
+    judged.save()
     return sorted(out, key=lambda c: c["id"])
 
 
