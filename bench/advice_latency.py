@@ -40,12 +40,15 @@ def injected(cmd, stdin: bytes, env) -> int:
     return len(out.decode("utf-8"))
 
 
-def measure(size: int, runs: int) -> dict:
+def measure(size: int, runs: int, warm: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as repo:
         env = {**os.environ, "SELF_LEARNING_REPO_ROOT": repo, "SELF_LEARNING_USER": "bench"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
         env.pop("SELF_LEARNING_NOW", None)
         build_store(repo, size)
+        if warm:  # as after any command that wrote: the safety screen's verdicts are known
+            subprocess.run([sys.executable, SCRIPT, "index"], env=env, capture_output=True,
+                           check=True)
         hook = [sys.executable, "-S", SCRIPT, "hook", "--agent", "claude"]
         base = [sys.executable, "-S", "-c", "pass"]
         row = {"size": size, "base": [], **{name: [] for name in EVENTS}}
@@ -64,9 +67,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200,2000,20000")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--cold", action="store_true",
+                        help="no screen verdicts remembered (<store>/screened.json absent)")
     args = parser.parse_args()
     started = time.time()
-    rows = [measure(int(s), args.runs) for s in args.sizes.split(",")]
+    rows = [measure(int(s), args.runs, not args.cold) for s in args.sizes.split(",")]
     print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} cores, "
           f"{args.runs} runs each; medians in ms (characters printed)")
     names = list(EVENTS)

@@ -265,3 +265,13 @@ def test_an_untracked_store_in_a_git_repo_is_the_users_own(run, repo):
     seed_record({"aha_cards": [{"id": "aha_c", "title": "Use pnpm here", "status": "accepted"}]})
     assert [i["id"] for i in js(run, "advice")["items"]] == ["aha_c"]
     assert "provenance" not in js(run, "list")["items"][0]
+
+
+def test_an_acceptance_survives_status_notes_and_the_verdict_cache_is_reused(run, store):
+    seed_record({"aha_cards": [mined("aha_evil", problem=EVIL)]})
+    assert run(["aha-status", "--id", "aha_evil", "--status", "accepted", "--accept-flagged",
+                "--note", "read it; the URL is ours"])[0] == 0
+    assert [i["id"] for i in js(run, "advice")["items"]] == ["aha_evil"]
+    cache = json.loads((store / "screened.json").read_text())
+    assert any(reasons for reasons in cache["seen"].values())  # the flagged verdict is kept
+    assert (store / "screened.json").stat().st_mode & 0o777 == 0o600

@@ -2,12 +2,15 @@
 
 Owns which fields count as content (``SCREENED_FIELDS``), joining them into one text,
 the short digest a person's acceptance is tied to, and whether that acceptance still
-holds. Imports nothing from the package, so every storage module may use it.
+holds, and which characters are invisible or control characters. Imports nothing (no
+``re``), so every storage module may use it cheaply.
 """
 
 SCREENED_FIELDS = ("title", "when_to_use", "problem", "solution_steps", "gotchas", "evidence",
-                   "links", "tags", "trigger", "note", "why", "implementation_hint", "text",
+                   "links", "tags", "trigger", "why", "implementation_hint", "text",
                    "rationale", "body", "backport")
+"""A status ``note`` is not content: it is never surfaced, and a lifecycle move that writes
+one must not void a person's acceptance."""
 
 
 def _strings(value):
@@ -36,3 +39,18 @@ def accepted(record: dict) -> bool:
     """A person accepted this exact content despite its findings (``screen_accepted``)."""
     mark = record.get("screen_accepted")
     return isinstance(mark, dict) and mark.get("digest") == digest(record)
+
+
+_INVISIBLE = frozenset(
+    [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x3164, 0xFEFF, 0xFFA0]
+    + list(range(0x200B, 0x2010)) + list(range(0x202A, 0x202F))
+    + list(range(0x2060, 0x2070)))
+
+
+def is_hidden(ch: str) -> bool:
+    """An invisible, bidi, tag or control character (tab, newline and CR excepted)."""
+    code = ord(ch)
+    if code < 0x20:
+        return ch not in "\t\n\r"
+    return (code == 0x7F or 0x80 <= code <= 0x9F or code in _INVISIBLE
+            or 0xE0000 <= code <= 0xE007F)

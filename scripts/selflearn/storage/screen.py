@@ -15,7 +15,9 @@ import re
 import unicodedata
 from typing import Dict, List, NamedTuple, Optional
 
-from .content import SCREENED_FIELDS, accepted, digest, record_text  # noqa: F401 (API)
+from .content import (SCREENED_FIELDS, _INVISIBLE, accepted, digest,  # noqa: F401 (API)
+                      is_hidden, record_text)
+from .content import is_hidden as _hidden
 
 # --- categories, in the words a reviewer reads -------------------------------------------------
 REASONS = {
@@ -40,25 +42,6 @@ class Finding(NamedTuple):
 
 
 # --- hidden characters ---------------------------------------------------------------------------
-_INVISIBLE = frozenset(
-    [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x3164, 0xFEFF, 0xFFA0]
-    + list(range(0x200B, 0x2010)) + list(range(0x202A, 0x202F))
-    + list(range(0x2060, 0x2070)))
-
-
-def is_hidden(ch: str) -> bool:
-    """An invisible, bidi, tag or control character (tab, newline and CR excepted)."""
-    return _hidden(ch)
-
-
-def _hidden(ch: str) -> bool:
-    code = ord(ch)
-    if code < 0x20:
-        return ch not in "\t\n\r"
-    return (code == 0x7F or 0x80 <= code <= 0x9F or code in _INVISIBLE
-            or 0xE0000 <= code <= 0xE007F)
-
-
 _HIDDEN_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
                         + "".join(chr(c) for c in sorted(_INVISIBLE))
                         + "\U000e0000-\U000e007f]")

@@ -2,12 +2,14 @@
 
 Owns the cleaning every output shares (advice, exported rules, feedback.md, proposals), so a
 stage below surfacing can render a card's rule line, and the provenance label each surfaced
-or exported item carries. Imports only ``redact`` and ``screen`` beside it.
+or exported item carries. Imports only ``redact`` and ``content`` beside it (not ``screen``:
+the hooks that print advice must not compile its patterns).
 """
 
 import re
 
-from . import redact, screen
+from . import redact
+from .content import is_hidden
 
 RULE_CHARS = 240  # one exported rule is cut to this many characters
 _TAG = re.compile(r"<(/?[A-Za-z!][^<>\n]*)>")   # anything shaped like a markup tag
@@ -19,7 +21,7 @@ _BREAKS = frozenset("\u0085\u2028\u2029")  # line breaks besides the C0 ones
 
 def plain(text) -> str:
     """``text`` with control, invisible and direction characters and line breaks as spaces."""
-    return "".join(" " if ch < " " or ch in _BREAKS or screen.is_hidden(ch) else ch
+    return "".join(" " if ch < " " or ch in _BREAKS or is_hidden(ch) else ch
                    for ch in str(text or ""))
 
 
@@ -30,7 +32,7 @@ def terminal(line: str) -> str:
     if line.isprintable():
         return line
     return "".join(ch if ch == "\t" or (ch >= " " and ch not in _BREAKS
-                                         and not screen.is_hidden(ch))
+                                         and not is_hidden(ch))
                    else ("\\x%02x" % ord(ch) if ord(ch) < 0x100 else "\\u%04x" % ord(ch))
                    for ch in line)
 
@@ -47,7 +49,7 @@ def escape_json(text: str) -> str:
     if text.isprintable() or all(ch.isprintable() or ch in "\n " for ch in text):
         return text
     return "".join("\\u%04x" % ord(ch) if ch in _BREAKS or (ch not in "\n" and
-                                                           screen.is_hidden(ch)) else ch
+                                                           is_hidden(ch)) else ch
                    for ch in text)
 
 

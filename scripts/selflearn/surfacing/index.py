@@ -14,7 +14,7 @@ from ..storage.memory import Memory, Stores
 from ..storage.text import document, plain
 
 TOP = 10
-WARM = 200   # lessons screened per refresh at most (a refresh follows every write)
+WARM = 2000  # lessons screened per refresh at most (a refresh follows every write)
 
 
 def _cell(text) -> str:
@@ -93,11 +93,15 @@ def refresh(memory: Memory, user: str) -> str:
 
 
 def warm(memory: Memory, limit: int = 0) -> int:
-    """Screen the surfaceable cards without a verdict yet (at most ``limit or WARM``) and
-    remember the verdicts in ``<store>/screened.json``; returns how many were screened."""
+    """Screen the live cards without a verdict yet (at most ``limit or WARM``, those advice
+    may say first) and remember the verdicts in ``<store>/screened.json``; returns how many
+    were screened."""
     judged = verdicts.Verdicts(memory.root)
     done = 0
-    for card in memory.folded("cards").values():
+    order = {"accepted": 0, "proposed": 1, "candidate": 2}  # what advice may say, first
+    cards = sorted(memory.folded("cards").values(),
+                   key=lambda c: (order.get(c.get("status", "proposed"), 3), c["id"]))
+    for card in cards:
         if card.get("status", "proposed") in model.HIDDEN_STATUSES or judged.known(card):
             continue
         judged.blocked(card)
