@@ -9,7 +9,7 @@ the hooks that print advice must not compile its patterns).
 import re
 
 from . import redact
-from .content import is_hidden
+from .content import _INVISIBLE, is_hidden
 
 RULE_CHARS = 240  # one exported rule is cut to this many characters
 _TAG = re.compile(r"<(/?[A-Za-z!][^<>\n]*)>")   # anything shaped like a markup tag
@@ -19,10 +19,14 @@ _TAG_START = re.compile(r"<(?=[/!A-Za-z])")
 _BREAKS = frozenset("\u0085\u2028\u2029")  # line breaks besides the C0 ones
 
 
+_TO_SPACE = dict.fromkeys(
+    [c for c in range(0x20)] + list(range(0x7F, 0xA0)) + sorted(_INVISIBLE)
+    + [ord(ch) for ch in _BREAKS] + list(range(0xE0000, 0xE0080)), " ")
+
+
 def plain(text) -> str:
     """``text`` with control, invisible and direction characters and line breaks as spaces."""
-    return "".join(" " if ch < " " or ch in _BREAKS or is_hidden(ch) else ch
-                   for ch in str(text or ""))
+    return str(text or "").translate(_TO_SPACE)
 
 
 def terminal(line: str) -> str:
