@@ -275,3 +275,28 @@ def test_an_acceptance_survives_status_notes_and_the_verdict_cache_is_reused(run
     cache = json.loads((store / "screened.json").read_text())
     assert any(reasons for reasons in cache["seen"].values())  # the flagged verdict is kept
     assert (store / "screened.json").stat().st_mode & 0o777 == 0o600
+
+
+# --- redaction at every entry ----------------------------------------------------------------------
+
+PW = "Zq7-hunter-99x"
+
+
+def test_command_line_credentials_are_redacted_at_every_entry(run, repo, store):
+    steps = [f"mysql -u root -p{PW} app", f"sshpass -p {PW} ssh deploy@host"]
+    assert run(["record"], json.dumps({"aha_cards": [{"id": "aha_db", "title": "DB access",
+                                                       "solution_steps": steps}]}))[0] == 0
+    assert run(["correct", "--lesson", "aha_db", "--text",
+                f"use docker login -u ci -p {PW} registry.local instead"])[0] == 0
+    hook = {"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": f"curl -u admin:{PW} https://jenkins.local"},
+            "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}}
+    assert run(["hook", "--agent", "claude"], json.dumps(hook))[0] == 0
+    run(["improve", "--file", "AGENTS.md", "--append",
+         f"Connect with psql --password {PW} to the staging database first",
+         "--rationale", "staging needs it"])
+    assert (store / "observations.jsonl").exists() and (store / "corrections.jsonl").exists()
+    assert "[REDACTED:" in (repo / "AGENTS.md").read_text()
+    for path in [*store.rglob("*"), repo / "AGENTS.md"]:
+        if path.is_file():
+            assert PW not in path.read_text(errors="replace"), path
