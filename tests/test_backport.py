@@ -282,12 +282,15 @@ def test_bad_ids(run, seed, skill, args, message):
     assert err == f"self_learning: error: {message}\n"
 
 
-def test_id_that_cannot_go_into_a_marker_is_refused_even_with_force(run, seed, skill):
-    seed(card("aha one"))
+def test_id_that_cannot_go_into_a_marker_never_reaches_a_skill(run, seed, skill, store):
+    code, _, err = run(["record"], json.dumps({"aha_cards": [card("aha one")]}))
+    assert code == 2 and "aha_cards[0].id: id 'aha one' is outside the id shape" in err
+    seed(card("aha_ok"))
+    with open(store / "aha_cards.jsonl", "a") as fh:  # written by hand: skipped on read
+        fh.write(json.dumps(card("aha one")) + "\n")
     code, _, err = run(["export-backport", "--skill-path", str(skill), "--ids", "aha one", "--force"])
-    assert code == 2
-    assert err.startswith("self_learning: error: export-backport: card id 'aha one' cannot go "
-                          "into a marker (letters, digits and _ . : - only)\n")
+    assert code == 2 and "unknown card id 'aha one'" in err
+    assert "aha_cards.jsonl:2: field id 'aha one' is outside the id shape" in err
 
 
 def test_project_scope_card_is_exported_with_a_warning(run, seed, skill):

@@ -75,3 +75,19 @@ def test_no_import_cycles():
         if node not in state:
             visit(node, [node])
     assert cycles == [], "import cycles: " + "; ".join(cycles)
+
+
+def test_help_lists_every_command_once_by_stage():
+    from selflearn.cli import parser as cli
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, type(parser._subparsers._group_actions[0])))
+    grouped = [name for _, names in cli.STAGES for name in names]
+    assert sorted(grouped) == sorted(sub.choices), "a command is missing from, or twice in, STAGES"
+    text = parser.format_help()
+    for title, names in cli.STAGES:
+        assert f"\n{title}:\n" in text
+        block = text.split(f"\n{title}:\n", 1)[1].split("\n\n", 1)[0]
+        assert [line.split()[0] for line in block.splitlines()] == list(names)
+    for name, _ in cli.FIRST + cli.AGENT:
+        assert name.split()[0] in sub.choices
+    assert text.startswith("usage: self_learning [-h] [--version] <command> ...")

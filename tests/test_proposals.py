@@ -512,3 +512,13 @@ def test_review_and_index_show_a_proposal_until_it_is_decided(run, store, monkey
     assert run(["proposals", "reject", "--id", pid, "--reason", "not a habit"])[0] == 0
     code, out, _ = run(["review", "--format", "json"])
     assert json.loads(out)["proposals"] == [] and pid not in (store / "INDEX.md").read_text()
+
+
+def test_apply_never_writes_a_skill_inside_git(run, store, repo, monkeypatch):
+    p = filed(run, store, monkeypatch)
+    (repo / ".git").mkdir(exist_ok=True)
+    code, err = fail_line(run, ["proposals", "apply", "--id", p["id"], "--skills-dir", ".git/x"])
+    assert code == 2 and err == (f"self_learning: error: proposals apply: "
+                                 f"{repo / '.git' / 'x' / p['name']} is inside "
+                                 "a .git folder; write somewhere else; nothing was written")
+    assert os.listdir(repo / ".git") == []

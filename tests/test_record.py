@@ -68,8 +68,8 @@ def test_invalid_payload_writes_nothing(run, store, payload, message):
     assert code == 2
     assert out == ""
     assert f"self_learning: error: {message}" in err
-    assert err.rstrip().endswith("self_learning: error: record: nothing was written "
-                                 "(fields: references/FORMAT.md)")
+    assert err.rstrip().endswith("nothing was written (fields: references/FORMAT.md)")
+    assert len(err.splitlines()) == 1 or "aha_missing" in message or "rec_a" in message
     assert "Traceback" not in err
     assert not store.exists() or not any(p.stat().st_size for p in store.glob("*.jsonl"))
 
@@ -177,7 +177,7 @@ def test_secrets_are_redacted_before_writing(run, store):
     secret = "AKIA" + "ABCDEFGHIJKLMNOP"
     payload = {"aha_cards": [card(problem=f"the key {secret} leaked",
                                   evidence=["Authorization: Bearer abcdef1234567890abcdef"],
-                                  api_key="plain-value-123")],
+                                  input_shape={"api_key": "plain-value-123"})],
                "event": {"task_summary": "deploy", "notes": [f"used {secret}"]}}
     assert run(["record"], json.dumps(payload))[0] == 0
     raw = "".join(p.read_text() for p in store.glob("*.jsonl")) + (store / "INDEX.md").read_text()
@@ -202,8 +202,7 @@ PROVENANCE = "record: provenance is set by the tool, not the payload: "
     ({"status": "accepted"}, "aha_cards[0] sets status 'accepted'"),
     ({"status": "candidate", "origin": "mined", "observations": 9},
      "aha_cards[0] sets origin, observations and status 'candidate'"),
-    ({"_store": "global", "screen_accepted": {"digest": "x"}},
-     "aha_cards[0] sets _store, screen_accepted"),
+    ({"screen_accepted": {"digest": "x"}}, "aha_cards[0] sets screen_accepted"),
 ])
 def test_agent_payload_cannot_claim_provenance(run, store, fields, claim):
     code, out, err = run(["record"], json.dumps({"aha_cards": [card(), card(title="t2", **fields)]}))

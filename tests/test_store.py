@@ -77,7 +77,7 @@ def test_future_version_is_refused(run, store):
     (store / "aha_cards.jsonl").write_text(json.dumps({"id": "aha_f", "title": "t", "v": 2}) + "\n")
     code, out, err = run(["list"])
     assert code == 1 and out == ""
-    assert err == (f"self_learning: error: {store / 'aha_cards.jsonl'}: record format v2 was written "
+    assert err == (f"self_learning: error: {store / 'aha_cards.jsonl'}:1: record format v2 was written "
                    "by a newer self_learning; upgrade this skill folder to read it\n")
 
 

@@ -41,7 +41,8 @@ class Context:
         self.user = paths.user_slug(args.user)
         from ..storage.memory import Stores
         self.stores = Stores.resolve(self.repo_root, self.user,
-                                     getattr(args, "include_global", False))
+                                     getattr(args, "include_global", False),
+                                     tolerant=getattr(args, "tolerant", False))
         self.store_existed = os.path.isdir(self.stores.project.root)
 
     @property
@@ -64,6 +65,26 @@ AGENTS = ("claude", "codex", "gemini", "copilot", "cursor")
 SKILL_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-def _skill_path(p) -> None:
-    p.add_argument("--skill-path", required=True, metavar="DIR",
-                   help="the skill folder (the one holding SKILL.md)")
+# One meaning per flag, on every command that takes it: its argparse keywords and the help
+# every command shares. A command names the options it takes with ``option``, and may add a
+# clause of its own to the help: after the shared text, or before it for the flags in LEADS
+# (what a dry run shows or --apply does comes first).
+SHARED = {
+    "--dry-run": {"action": "store_true", "help": "write nothing"},
+    "--apply": {"action": "store_true", "help": "do it (default: only show what would change)"},
+    "--ids": {"action": "append", "help": "card ids, comma-separated or repeated"},
+    "--since": {"metavar": "ISO", "help": "only entries at or after this ISO date or time (UTC)"},
+    "--query": {"metavar": "TEXT", "help": "text to match (words, paths, errors)"},
+    "--skill-path": {"required": True, "metavar": "DIR",
+                     "help": "the skill folder (the one holding SKILL.md)"},
+}
+LEADS = ("--dry-run", "--apply")
+
+
+def option(parser, flag: str, more: str = "", **keywords) -> None:
+    """Add the shared option ``flag``; ``more`` extends its help, ``keywords`` override the table's."""
+    spec = {**SHARED[flag], **keywords}
+    if more:
+        pair = (more, spec["help"]) if flag in LEADS else (spec["help"], more)
+        spec["help"] = "; ".join(pair)
+    parser.add_argument(flag, **spec)

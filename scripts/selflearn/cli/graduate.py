@@ -5,7 +5,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 
 from typing import List, Tuple
 
-from .common import SCRIPT, Context, _skill_path, examples
+from .common import SCRIPT, Context, examples, option
 
 
 # --- graduation: export-backport, backport-inspect, backport-remove, promote ----------------
@@ -25,13 +25,11 @@ def _add_export_backport(sub) -> None:
                                        "--ids aha_example --make-diff",
                                        f"{SCRIPT} export-backport --skill-path ./my-skill "
                                        "--ids aha_example --apply"))
-    _skill_path(p)
-    p.add_argument("--ids", action="append", required=True,
-                   help="card ids (comma-separated or repeated)")
+    option(p, "--skill-path")
+    option(p, "--ids", required=True)
     p.add_argument("--make-diff", action="store_true",
                    help="also write backport.patch for `git apply`")
-    p.add_argument("--apply", action="store_true",
-                   help="write into the skill and mark the cards backported (default: dry run)")
+    option(p, "--apply", "write into the skill and mark the cards backported")
     p.add_argument("--force", action="store_true",
                    help="also export non-shareable and rejected/deprecated/retired cards")
     p.set_defaults(run=_run_export_backport, writes=True)
@@ -55,7 +53,7 @@ def _add_backport_inspect(sub) -> None:
                        epilog=examples(f"{SCRIPT} backport-inspect --skill-path ./my-skill",
                                        f"{SCRIPT} backport-inspect --skill-path ./my-skill "
                                        "--aha-id aha_example --format json"))
-    _skill_path(p)
+    option(p, "--skill-path")
     p.add_argument("--backport-id", help="only blocks written by this backport")
     p.add_argument("--aha-id", help="only the block of this card")
     p.set_defaults(run=_run_backport_inspect, include_global=True)
@@ -78,11 +76,11 @@ def _add_backport_remove(sub) -> None:
                                        "--aha-id aha_example",
                                        f"{SCRIPT} backport-remove --skill-path ./my-skill "
                                        "--aha-id aha_example --apply"))
-    _skill_path(p)
+    option(p, "--skill-path")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--backport-id", help="the blocks this backport wrote (or last updated)")
     which.add_argument("--aha-id", help="the block of this card")
-    p.add_argument("--apply", action="store_true", help="do it (default: show what would go)")
+    option(p, "--apply", "cut the blocks")
     p.set_defaults(run=_run_backport_remove)
 
 
@@ -108,10 +106,8 @@ def _add_promote(sub) -> None:
                        "SELF_LEARNING_GLOBAL_DIR).",
                        epilog=examples(f"{SCRIPT} promote --dry-run", f"{SCRIPT} promote",
                                        f"{SCRIPT} promote --ids aha_example"))
-    p.add_argument("--ids", action="append",
-                   help="copy these cards to the global store (comma-separated or repeated)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="lifecycle mode only: list what would be accepted; write nothing")
+    option(p, "--ids", "copy these cards to the global store")
+    option(p, "--dry-run", "lifecycle mode only: list what would be accepted")
     p.set_defaults(run=_run_promote, include_global=True, writes=True)
 
 

@@ -5,7 +5,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 
 from typing import List, Tuple
 
-from .common import SCRIPT, Context, examples
+from .common import SCRIPT, Context, examples, option
 from ..storage.errors import UsageError
 
 
@@ -70,7 +70,7 @@ def _add_improve(sub) -> None:
                       help="list lines repeated across the guidance files; changes nothing")
     p.add_argument("--text", help="new section body for --update-section")
     p.add_argument("--rationale", help="why the change helps (logged in improvements.md)")
-    p.add_argument("--dry-run", action="store_true", help="show the change; write nothing")
+    option(p, "--dry-run", "show the change")
     p.set_defaults(run=_run_improve, writes=True)
 
 

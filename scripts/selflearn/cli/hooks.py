@@ -8,7 +8,7 @@ import os
 import sys
 from typing import List, Tuple
 
-from .common import AGENTS, PROG, SCRIPT, SKILL_DIR, Context, examples
+from .common import AGENTS, PROG, SCRIPT, SKILL_DIR, Context, examples, option
 
 
 # --- hooks: hook, install-hooks, uninstall-hooks, doctor --------------------------------------
@@ -36,7 +36,10 @@ def _add_install_hooks(sub, uninstall: bool = False) -> None:
                                        f"{SCRIPT} {name} --agent claude"))
     p.add_argument("--agent", required=True, choices=AGENTS)
     p.add_argument("--scope", choices=("project", "user"), default="project")
-    p.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    option(p, "--dry-run", "show the change")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="write through a project settings file that is a symbolic link leaving "
+                   "the repository (refused by default)")
     p.set_defaults(run=_run_install_hooks, uninstall=uninstall)
 
 
@@ -46,7 +49,8 @@ def _run_install_hooks(ctx: Context) -> Tuple[dict, List[str]]:
     from ..observation import install
     a = ctx.args
     changes = install.plan(a.agent, a.scope, Path(ctx.repo_root), Path(SKILL_DIR),
-                           Path(os.path.expanduser("~")), uninstall=a.uninstall)
+                           Path(os.path.expanduser("~")), uninstall=a.uninstall,
+                           follow_symlinks=a.follow_symlinks)
     data = {"agent": a.agent, "scope": a.scope, "dry_run": a.dry_run,
             "changes": [{"path": str(c.path), "summary": c.summary} for c in changes]}
     if a.dry_run:
@@ -97,9 +101,8 @@ def _add_ingest_transcripts(sub) -> None:
                                        "--format json"))
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="transcript .jsonl files or folders (default: this repo's project folder)")
-    p.add_argument("--since", help="only entries at or after this ISO date or time (UTC)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="report what would be added; write nothing")
+    option(p, "--since")
+    option(p, "--dry-run", "report what would be added")
     p.set_defaults(run=_run_ingest_transcripts)
 
 

@@ -6,7 +6,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 
 from typing import List, Tuple
 
-from .common import SCRIPT, Context, examples
+from .common import SCRIPT, Context, examples, option
 
 
 # --- mine ---------------------------------------------------------------------------------
@@ -37,11 +37,8 @@ def _add_mine(sub) -> None:
     p.add_argument("--kind", action="append",
                    help="what to mine (comma-separated or repeated; default: all): failures, "
                    "edits, bypass, denials, preferences, sequences")
-    p.add_argument("--since", help="only observations at or after this ISO date or time (UTC); "
-                   "reads the whole file and leaves the checkpoint alone")
-    p.add_argument("--dry-run", action="store_true",
-                   help="list the lessons that would be written; write nothing, not even the "
-                   "checkpoint")
+    option(p, "--since", "reads the whole file and leaves the checkpoint alone")
+    option(p, "--dry-run", "list the lessons that would be written; not even the checkpoint")
     p.set_defaults(run=_run_mine, writes=True)
 
 
@@ -76,8 +73,7 @@ def _add_maintain(sub) -> None:
                                        f"{SCRIPT} maintain --force --format json"))
     p.add_argument("--force", action="store_true",
                    help="run every step now, ignoring the rate limit and the nothing-new check")
-    p.add_argument("--dry-run", action="store_true",
-                   help="show what each step would do; write nothing, not even the state")
+    option(p, "--dry-run", "show what each step would do; not even the state")
     p.set_defaults(run=_run_maintain, writes=True)
 
 
@@ -101,7 +97,7 @@ def _add_decay(sub) -> None:
                        "(source: lifecycle). Statuses a person set (rejected, deprecated, "
                        "backported, proposed) are never touched. " + LIFECYCLE,
                        epilog=examples(f"{SCRIPT} decay --dry-run", f"{SCRIPT} decay"))
-    p.add_argument("--dry-run", action="store_true", help="list the moves; write nothing")
+    option(p, "--dry-run", "list the moves")
     p.set_defaults(run=_run_decay, writes=True)
 
 

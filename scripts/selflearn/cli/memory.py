@@ -10,7 +10,7 @@ import sys
 from typing import List, Tuple
 
 from ..storage import model, paths
-from .common import SCRIPT, Context, _statuses, examples
+from .common import SCRIPT, Context, _statuses, examples, option
 
 
 # --- init, paths, demo ---------------------------------------------------------------------
@@ -185,7 +185,7 @@ def _add_list(sub) -> None:
     p = sub.add_parser("list", help="cards, latest version each, best first",
                        epilog=examples(f"{SCRIPT} list --query 'pytest cache'",
                                        f"{SCRIPT} list --status rejected,deprecated --format json"))
-    p.add_argument("--query", help="rank by relevance to this text (BM25)")
+    option(p, "--query", "rank by relevance (BM25)")
     p.add_argument("--skill")
     p.add_argument("--tag")
     p.add_argument("--status", action="append", help="only these statuses (shows hidden ones)")
@@ -206,11 +206,11 @@ def _add_review(sub) -> None:
                        epilog=examples(f"{SCRIPT} review", f"{SCRIPT} review --days 30 --format json"))
     window = p.add_mutually_exclusive_group()
     window.add_argument("--days", type=float, help="activity window in days (default 7)")
-    window.add_argument("--since", help="activity window start, ISO date")
+    option(window, "--since", "start of the activity window")
     p.add_argument("--scope", choices=model.SCOPES)
     p.add_argument("--skill")
     p.add_argument("--status", action="append")
-    p.add_argument("--query")
+    option(p, "--query", "rank the top cards by relevance")
     p.add_argument("--stale-days", type=float, default=7,
                    help="an open recommendation idle this long is stale (default 7)")
     p.add_argument("--include-global", action="store_true")
@@ -226,10 +226,10 @@ def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
 
 
 def _add_repair(sub) -> None:
-    p = sub.add_parser("repair", help="report (and --apply) fixes: torn lines, aliases, skills",
+    p = sub.add_parser("repair", help="report (and --apply) fixes: damaged lines, aliases, skills",
                        epilog=examples(f"{SCRIPT} repair", f"{SCRIPT} repair --apply"))
-    p.add_argument("--apply", action="store_true", help="do it (default: report only)")
-    p.set_defaults(run=_run_repair, quiet_warnings=True)
+    option(p, "--apply", "quarantine and fix")
+    p.set_defaults(run=_run_repair, quiet_warnings=True, tolerant=True)
 
 
 def _run_repair(ctx: Context) -> Tuple[dict, List[str]]:

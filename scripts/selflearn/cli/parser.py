@@ -15,14 +15,36 @@ from typing import List, Optional
 from .. import __version__
 from . import graduate, guidance, hooks, learn, memory, proposals, share, surface
 from .common import PROG, SCRIPT, Context, _common, examples
-from ..storage import paths, redact
+from ..storage import errors, paths, redact
 from ..storage import text as text_mod
 from ..storage.errors import SelfLearningError, UsageError
 
-# The order here is the order of `--help`.
 COMMANDS = (memory.COMMANDS + hooks.COMMANDS + graduate.COMMANDS
             + learn.COMMANDS + proposals.COMMANDS + guidance.COMMANDS
             + surface.COMMANDS + share.COMMANDS)
+
+# `--help` lists the commands by stage of the data's road, as git groups its commands; every
+# command stands in exactly one group (tests/test_docs.py checks it).
+FIRST = (("review", "what is open, what proved itself, what to do next"),
+         ("list --query TEXT", "recall the cards that fit a task"),
+         ("export-backport --apply", "graduate proven cards into a skill, after you read them"))
+AGENT = (("advice --query TEXT", "the learned notes worth knowing now, within a budget"),
+         ("record", "write cards, recommendations and events after a task"))
+STAGES = (
+    ("store (the memory the agent and you write)",
+     ("init", "record", "aha-status", "rec-status", "use", "signal", "repair", "paths")),
+    ("observe (what the hooks see)",
+     ("hook", "install-hooks", "uninstall-hooks", "doctor", "ingest-transcripts")),
+    ("learn (what recurs becomes lessons)",
+     ("mine", "maintain", "decay", "correct", "reinforce", "proposals", "suggest-skills",
+      "analyze")),
+    ("surface (the few lessons that matter now)",
+     ("list", "advice", "review", "index", "feedback", "export-rules", "suggest-hooks",
+      "report")),
+    ("graduate (what proved itself becomes permanent text)",
+     ("export-backport", "backport-inspect", "backport-remove", "promote", "improve")),
+    ("try it", ("demo",)),
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -34,15 +56,32 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                    usage=f"{PROG} [-h] [--version] <command> ...",
                     description="Memory for coding agents: recall before work, record after, "
                     "learn from hooks, graduate what proves itself.",
                     epilog=examples(f"{SCRIPT} demo", f"{SCRIPT} review"))
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_SubParser)
+    sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_SubParser,
+                                prog=PROG, help=argparse.SUPPRESS)
     sub.required = True
     for add in COMMANDS:
         add(sub)
+    helps = {action.dest: action.help for action in sub._choices_actions}
+    parser.description += "\n\n" + command_list(helps)
     return parser
+
+
+def command_list(helps: dict) -> str:
+    """The commands by stage, each with its one-line purpose; the first three and the agent's two
+    on top. ``helps`` maps every command to its help line."""
+    def rows(pairs) -> List[str]:
+        width = max(len(name) for name, _ in pairs)
+        return [f"  {name.ljust(width)}  {purpose}" for name, purpose in pairs]
+    lines = ["start here (a person):"] + rows(FIRST)
+    lines += ["", "the agent calls:"] + rows(AGENT)
+    for title, names in STAGES:
+        lines += ["", f"{title}:"] + rows([(name, helps[name]) for name in names])
+    return "\n".join(lines) + f"\n\n`{PROG} <command> --help` explains each, with examples."
 
 
 class _SubParser(Parser):
@@ -70,7 +109,15 @@ def _fail(err: SelfLearningError) -> int:
     return err.exit_code
 
 
+def _skipped(ctx) -> None:
+    """Before an error: the store lines the command skipped (they may explain it)."""
+    if ctx is not None and not getattr(ctx.args, "quiet_warnings", False):
+        for warning in dict.fromkeys(ctx.stores.warnings):
+            sys.stderr.write(f"{PROG}: warning: {warning}\n")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    ctx = None
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         if argv[:1] == ["hook"]:
@@ -94,10 +141,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         _emit(args, data, lines)
         return 0
     except SelfLearningError as err:
+        _skipped(ctx)
         return _fail(err)
     except BrokenPipeError:
         sys.stderr.close()
         return 1
+    except OSError as err:  # a read-only store, a full disk, a folder where a file belongs
+        _skipped(ctx)
+        return _fail(errors.from_os(err))
+    except RecursionError:
+        return _fail(UsageError("input nested too deeply to read (see references/FORMAT.md, "
+                                "\"Limits\")"))
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: error: interrupted\n")
         return 130

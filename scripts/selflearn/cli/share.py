@@ -6,7 +6,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 import os
 from typing import List, Tuple
 
-from .common import SCRIPT, SKILL_DIR, Context, examples
+from .common import SCRIPT, SKILL_DIR, Context, examples, option
 
 RULE_AGENTS = ("copilot", "cursor", "gemini", "windsurf", "aider", "continue", "agents-md")
 
@@ -23,8 +23,7 @@ def _add_feedback(sub) -> None:
                        epilog=examples(f"{SCRIPT} feedback",
                                        f"{SCRIPT} feedback --days 3 --dry-run --format json"))
     p.add_argument("--days", type=int, default=7, help="days of recent outcomes shown (1-31)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="report what the edits would change; write nothing")
+    option(p, "--dry-run", "report what the edits would change")
     p.set_defaults(run=_run_feedback, writes=True)
 
 
@@ -53,7 +52,7 @@ def _add_export_rules(sub) -> None:
                                        f"{SCRIPT} export-rules --agent cursor",
                                        f"{SCRIPT} export-rules --agent cursor --remove"))
     p.add_argument("--agent", required=True, choices=RULE_AGENTS)
-    p.add_argument("--dry-run", action="store_true", help="show the rules, write nothing")
+    option(p, "--dry-run", "show the rules")
     p.add_argument("--remove", action="store_true",
                    help="take the block out again (a file of our own is deleted)")
     p.set_defaults(run=_run_export_rules)
@@ -107,7 +106,7 @@ def _add_report(sub) -> None:
 def _run_report(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import report
     a = ctx.args
-    data = report.report(ctx.memory, a.html, a.days, ctx.user)
+    data = report.report(ctx.memory, a.html, a.days, ctx.user, ctx.repo_root)
     return data, report.render(data)
 
 

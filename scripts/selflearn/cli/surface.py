@@ -6,7 +6,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 from typing import List, Tuple
 
 from ..storage import paths
-from .common import SCRIPT, Context, examples
+from .common import SCRIPT, Context, examples, option
 
 
 # --- advice ------------------------------------------------------------------------------------
@@ -27,7 +27,7 @@ def _add_advice(sub) -> None:
         epilog=examples(f"{SCRIPT} advice",
                         f"{SCRIPT} advice --query \"npm test fails\" --budget 800",
                         f"{SCRIPT} advice --format claude-hook"))
-    p.add_argument("--query", metavar="TEXT", help="the task or prompt text to match")
+    option(p, "--query", "the task or prompt text to match")
     p.add_argument("--budget", type=int, metavar="CHARS",
                    help="most characters to print, everything included (default: advice.budget "
                    "in .agent-skills/self-learning/config.json, else 2000)")
@@ -75,7 +75,7 @@ def _add_reinforce(sub) -> None:
         "confidence, and violations escalate it in `advice`. Each (session, lesson) is judged "
         "once. `maintain` runs this too. Rules: references/SURFACING.md.",
         epilog=examples(f"{SCRIPT} reinforce --dry-run", f"{SCRIPT} reinforce --format json"))
-    p.add_argument("--dry-run", action="store_true", help="judge, but write no signal")
+    option(p, "--dry-run", "judge, but write no signal")
     p.set_defaults(run=_run_reinforce, writes=False)
 
 

@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 
 from . import improve
 from ..learning import proposals, skilldraft
-from ..storage import screen, store
+from ..storage import outputs, screen, store
 from ..storage.errors import SelfLearningError, UsageError
 
 
@@ -53,6 +53,7 @@ def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optio
     if os.path.lexists(target):
         raise UsageError(f"proposals apply: {target} already exists; nothing was written "
                          "(pass another --name, or --skills-dir)")
+    outputs.claim(target, repo_root, "proposals apply:")  # no .git, no symlink out of the repo
     text = p["body"] if p["kind"] == "skill" else \
         skilldraft.compose(p, name, use_provider=False)["text"]
     text = skilldraft.rename(text, name) if name != p.get("name") else text

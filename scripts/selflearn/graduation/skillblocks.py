@@ -12,7 +12,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
-from ..storage import redact, store
+from ..storage import outputs, redact, store
 from ..storage.text import origin_label, plain
 from ..storage.errors import SelfLearningError, UsageError
 
@@ -131,6 +131,9 @@ class Target:
         if not os.path.isdir(self.root):
             raise UsageError(f"{command}: --skill-path {skill_path} is not a directory; point it "
                              "at a skill folder (the one holding SKILL.md)")
+        if outputs.in_git(self.root):
+            raise UsageError(f"{command}: --skill-path {skill_path} is inside a .git folder; "
+                             "point it at a skill folder of the working tree")
         if not os.path.lexists(os.path.join(self.root, "SKILL.md")):
             raise UsageError(f"{command}: {self.root} has no SKILL.md; point --skill-path at a "
                              "skill folder (the one holding SKILL.md)")

@@ -152,7 +152,7 @@ def analyze(memory, repo_root: str, days: Optional[int] = None) -> dict:
 
 def _scan(path: str, since_iso: str, until_iso: str, rows: Dict[str, Row], data: dict) -> None:
     """One pass over the file; only the window's finished tool calls are kept, as counts."""
-    edits = _Edits()
+    edits, check = _Edits(), model.LineCheck("observations")
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, 1):
             data["read"] += 1
@@ -167,8 +167,11 @@ def _scan(path: str, since_iso: str, until_iso: str, rows: Dict[str, Row], data:
             if not isinstance(obs, dict) or not since_iso <= str(obs.get("ts", ""))[:19] + "Z" \
                     <= until_iso:
                 continue
-            if obs.get("v", 1) != 1:
-                model.upgrade(obs, f"{path}:{number}")
+            why = model.streamed(check, obs, f"{path}:{number}")
+            if why:
+                if len(data["warnings"]) < 10:
+                    data["warnings"].append(f"{path}:{number}: {why}; skipped")
+                continue
             cls = outcome(obs)
             if cls is None or not (obs.get("family") or obs.get("tool")):
                 continue

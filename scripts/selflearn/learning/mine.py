@@ -116,6 +116,7 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: 
     later = sorted(((off, run) for off, run in miners if off > pos), key=lambda x: x[0])
     fh.seek(pos)
     read = parsed = 0
+    check = model.LineCheck("observations")
     for raw in fh:
         if raw[-1:] != b"\n":
             break  # still being written: the next run reads it whole
@@ -135,10 +136,11 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: 
             if len(data["warnings"]) < 10:
                 data["warnings"].append(f"{fh.name}:{line}: not JSON ({exc}); skipped")
             continue
-        if not isinstance(obs, dict):
+        why = model.streamed(check, obs, f"{fh.name}:{line}")
+        if why:
+            if len(data["warnings"]) < 10:
+                data["warnings"].append(f"{fh.name}:{line}: {why}; skipped")
             continue
-        if obs.get("v", 1) != 1:
-            model.upgrade(obs, f"{fh.name}:{line}")
         if since_iso and str(obs.get("ts", "")) < since_iso:
             continue
         parsed += 1

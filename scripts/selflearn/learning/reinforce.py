@@ -120,6 +120,7 @@ def scan(path: str, pending: Dict[str, Dict[str, Pending]],
     wanted = {sid.encode("utf-8"): sid for sid in pending}
     kinds = {sid: sorted({p.kind for p in lessons.values()}) for sid, lessons in pending.items()}
     sessions: Dict[str, Session] = {}
+    check = model.LineCheck("observations")
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
@@ -134,7 +135,7 @@ def scan(path: str, pending: Dict[str, Dict[str, Pending]],
             except (UnicodeDecodeError, ValueError):
                 continue  # a torn or foreign line: `repair` reports it
             sid = obs.get("session_id") if isinstance(obs, dict) else None
-            if not isinstance(sid, str) or sid not in kinds:
+            if not isinstance(sid, str) or sid not in kinds or check.problem(obs):
                 continue
             _feed(sessions.setdefault(sid, Session()), obs, kinds[sid], recurs)
     return sessions

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import List
 
 from . import install
-from ..storage import paths, store
+from ..storage import paths
 from ..storage.memory import Memory
 
 ERRORS_SHOWN = 3
@@ -24,7 +24,7 @@ def _files(memory: Memory) -> List[dict]:
     for name in sorted(os.listdir(memory.root)):
         path = os.path.join(memory.root, name)
         if name.endswith(".jsonl") and os.path.isfile(path):
-            records, problems = store.read(path)
+            records, problems = memory.read(name)
             out.append({"file": name, "bytes": os.path.getsize(path), "records": len(records),
                         "unreadable": [str(p) for p in problems]})
     return out

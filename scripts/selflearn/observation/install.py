@@ -212,6 +212,8 @@ def _detect_indent(text: str) -> object:
 def read_config(path: Path) -> Tuple[Optional[str], dict]:
     """The file's text (None if absent) and its parsed object; refuses anything but a JSON object."""
     path = Path(path)
+    if path.exists() and not path.is_file():  # a FIFO would block, a folder cannot be merged
+        raise UsageError(f"{path} is not a regular file; move it away first - nothing was written")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -289,11 +291,22 @@ def merge(doc: dict, spec: Agent, wanted: Dict[str, dict], where: Path) -> Tuple
     return (dict(missing, **doc) if missing else doc), removed, placed
 
 
+def check_symlink(path: Path, repo_root: Path, follow: bool) -> None:
+    """Refuse a project settings file that a symlink sends outside the repository."""
+    real, root = os.path.realpath(path), os.path.realpath(repo_root)
+    if follow or real == os.path.abspath(path) or real.startswith(root.rstrip(os.sep) + os.sep):
+        return
+    raise UsageError(f"{path} is a symbolic link to {real}, outside the repository; pass "
+                     "--follow-symlinks to change that file anyway - nothing was written")
+
+
 def plan(agent: str, scope: str, repo_root: Path, skill_dir: Path, home: Path,
-         uninstall: bool = False) -> List[Change]:
+         uninstall: bool = False, follow_symlinks: bool = False) -> List[Change]:
     """The changes install (or uninstall) would make; empty when there is nothing to do."""
     spec = agent_spec(agent)
     path = config_path(agent, scope, repo_root, home)
+    if scope == "project":
+        check_symlink(path, repo_root, follow_symlinks)
     before, doc = read_config(path)
     if uninstall:
         wanted: Dict[str, dict] = {}

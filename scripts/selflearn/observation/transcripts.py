@@ -15,6 +15,7 @@ import os
 from typing import Callable, Dict, List, Optional
 
 from ..storage import cursors, fastjson, model, store
+from ..storage import posixfs as fs
 from . import hook, observe
 from ..storage.errors import UsageError
 from .observe import as_dict, as_str
@@ -50,7 +51,8 @@ def _in_folder(folder: str) -> List[str]:
     for name in names:
         sub = os.path.join(folder, name, "subagents")
         if os.path.isdir(sub):
-            found += [os.path.join(sub, n) for n in sorted(os.listdir(sub)) if n.endswith(".jsonl")]
+            found += [os.path.join(sub, n) for n in sorted(os.listdir(sub))
+                      if n.endswith(".jsonl") and os.path.isfile(os.path.join(sub, n))]
     return found
 
 
@@ -65,7 +67,14 @@ def discover(given: List[str], repo_root: str) -> List[str]:
         return _in_folder(folder) if os.path.isdir(folder) else []
     files: List[str] = []
     for path in given:
-        files += _in_folder(path) if os.path.isdir(path) else [path]
+        if os.path.isdir(path):
+            files += _in_folder(path)
+            continue
+        kind = fs.kind_of(os.stat(path).st_mode)
+        if kind != "file":  # a FIFO or a device would block the read or never end
+            raise UsageError(f"ingest-transcripts: {path} is a {kind}; pass transcript "
+                             ".jsonl files (regular files) or folders")
+        files.append(path)
     return list(dict.fromkeys(os.path.abspath(f) for f in files))
 
 
@@ -193,7 +202,8 @@ def ingest(memory, repo_root: str, given: List[str], since: Optional[str] = None
     with cursors.exclusive(memory.root, enabled=not dry_run):
         state = cursors.load(run.data["state"], "files", "ingest-transcripts", redo)
         run.cursors = state["files"]
-        run.seen = {key(r) for r in store.read(memory.path("observations"))[0]}
+        run.seen = {key(r) for r in store.read(memory.path("observations"),
+                                              check=model.LineCheck("observations").problem)[0]}
         for path in files:
             run.file(path)
         if not dry_run:

@@ -8,7 +8,7 @@ references/SURFACING.md (``advice``). Must not import cli.
 
 import json
 
-from . import paths
+from . import paths, store
 from .errors import SelfLearningError
 
 CONFIG = ".agent-skills/self-learning/config.json"  # relative to the repo root
@@ -22,10 +22,10 @@ def load(repo_root: str) -> dict:
     """The config object, ``{}`` when there is none."""
     where = path(repo_root)
     try:
-        with open(where, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        return {}
+        raw = store.read_bytes(where)  # a FIFO or folder is an error, never a hang
+        if raw is None:
+            return {}
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise SelfLearningError(f"{where}: not readable JSON ({exc})") from None
     if not isinstance(data, dict):

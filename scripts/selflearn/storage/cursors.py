@@ -10,7 +10,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
-from . import fastjson, model
+from . import fastjson, model, store
 from .errors import UsageError
 from . import posixfs as fs
 
@@ -28,10 +28,8 @@ def load(path: str, section: str, command: str, redo: str) -> dict:
     ``redo`` says what deleting the file does, for the error message.
     """
     try:
-        with open(path, encoding="utf-8") as fh:
-            state = fastjson.loads(fh.read())
-    except FileNotFoundError:
-        state = {}
+        raw = store.read_bytes(path)  # a FIFO or folder is an error, never a hang
+        state = {} if raw is None else fastjson.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{command}: {path} is not JSON ({exc}); delete it to {redo}") from None
     if not isinstance(state, dict) or not isinstance(state.get(section), dict):

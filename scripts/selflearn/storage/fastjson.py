@@ -34,7 +34,7 @@ _WS = " \t\n\r"
 
 
 def loads(text: str):
-    """Parse one JSON document; raises ``ValueError`` on anything else."""
+    """Parse one JSON document; raises ``ValueError`` on anything else (too deep included)."""
     global _scan
     if _json is None:  # pragma: no cover
         import json
@@ -47,6 +47,8 @@ def loads(text: str):
     except (StopIteration, SystemError):
         # SystemError: 3.11's scanner cannot build its error unless json.decoder is loaded
         raise ValueError("not a JSON document") from None
+    except RecursionError:  # thousands of nested brackets: a bad line, not a crash
+        raise ValueError("nested too deeply") from None
     if text[end:].strip(_WS):
         raise ValueError(f"extra data after JSON document at offset {end}")
     return obj

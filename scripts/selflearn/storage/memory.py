@@ -1,23 +1,27 @@
 """One store folder as a whole: its files, loading and folding, appending.
 
-``Memory`` reads each JSONL file once per command, upgrades records, and
-collects unreadable lines as warnings for the CLI to print on stderr.
-``open_stores`` resolves the project store and, on request, the global one.
-Lines are never rewritten here; see ``store`` for the write invariants.
+``Memory`` reads each JSONL file once per command, checks every line against
+its kind (``model.LineCheck``) and collects the lines it skips as warnings for
+the CLI to print on stderr; a newer-format line stops the command unless the
+memory is ``tolerant`` (hooks, ``repair``). ``Stores.resolve`` finds the project
+store and, on request, the global one. Lines are never rewritten here; see
+``store`` for the write invariants.
 """
 
 import os
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import model, paths, store
+from .errors import SelfLearningError
 
 
 class Memory:
     """A store folder; ``origin`` is ``project`` or ``global``."""
 
-    def __init__(self, root: str, origin: str = "project"):
+    def __init__(self, root: str, origin: str = "project", tolerant: bool = False):
         self.root = root
         self.origin = origin
+        self.tolerant = tolerant  # skip newer-format lines too (hooks, repair) instead of stopping
         self.warnings: List[str] = []
         self._cache: Dict[str, list] = {}
 
@@ -27,8 +31,18 @@ class Memory:
     def exists(self) -> bool:
         return os.path.isdir(self.root)
 
+    def read(self, name: str) -> Tuple[List[dict], List[store.Problem]]:
+        """The good lines of one file and the ones commands skip (unreadable, wrong shape,
+        newer), without warnings or upgrades."""
+        return store.read(self.path(name), check=model.LineCheck(_name(name)).problem)
+
     def problems(self, name: str) -> List[store.Problem]:
-        return store.read(self.path(name))[1]
+        return self.read(name)[1]
+
+    def quarantine(self, name: str, qdir: str, stamp: str) -> List[store.Problem]:
+        """Move the lines ``problems`` reports (newer-format ones stay) to ``qdir``."""
+        return store.quarantine(self.path(name), qdir, stamp,
+                                model.LineCheck(_name(name)).problem)
 
     def load(self, name: str) -> List[dict]:
         """Records of one file in order, upgraded; bad lines become warnings."""
@@ -38,16 +52,19 @@ class Memory:
 
     def scan(self, name: str, wanted: Optional[Callable[[bytes], bool]] = None) -> List[dict]:
         """Like ``load``, uncached; with ``wanted``, lines it refuses are never parsed."""
-        records, problems = store.read(self.path(name), wanted)
+        check = model.LineCheck(_name(name))
+        records, problems = store.read(self.path(name), wanted, check.problem)
         for problem in problems:
+            if problem.newer and not self.tolerant:
+                raise SelfLearningError(f"{self.path(name)}:{problem.line}: {problem.reason}")
             self.warn(name, problem.line, problem.reason)
-        where = self.path(name)
-        return [model.upgrade(r, where) for r in records]
+        return records
 
     def warn(self, name: str, line: int, reason: str) -> None:
-        """An unreadable line, as a warning the CLI prints on stderr."""
-        self.warnings.append(f"{self.path(name)}:{line}: {reason}; "
-                             "run `repair --apply` to move it to quarantine/")
+        """A line commands skip, as a warning the CLI prints on stderr."""
+        fix = "upgrade this skill folder to read it" if reason.startswith(store.NEWER) else \
+            "run `repair --apply` to move it to quarantine/"
+        self.warnings.append(f"{self.path(name)}:{line}: {reason.split('; ')[0]}; {fix}")
 
     def folded(self, name: str) -> Dict[str, dict]:
         """Latest version per id, each marked with this store's origin; in a project store
@@ -69,6 +86,20 @@ class Memory:
         store.append(self.path(name), records, durable=durable)
         self._cache.pop(name, None)
 
+    def append_all(self, writes: List[tuple]) -> None:
+        """``[(name, records)]`` appended all or nothing (``store.append_all``)."""
+        store.append_all([(self.path(name), records) for name, records in writes])
+        for name, _ in writes:
+            self._cache.pop(name, None)
+
+
+def _name(name: str) -> str:
+    """The short name of a store file given by short name or file name."""
+    return _SHORT.get(name, name)
+
+
+_SHORT = {file: short for short, file in paths.FILES.items()}
+
 
 class Stores:
     """The project store, the global one when asked, and where they sit."""
@@ -78,9 +109,10 @@ class Stores:
         self.project, self.user, self.global_, self.repo_root = project, user, global_, repo_root
 
     @classmethod
-    def resolve(cls, repo_root: str, user: str, include_global: bool = False) -> "Stores":
-        project = Memory(paths.project_store(repo_root, user), "project")
-        global_ = Memory(paths.global_store(user), "global") if include_global else None
+    def resolve(cls, repo_root: str, user: str, include_global: bool = False,
+                tolerant: bool = False) -> "Stores":
+        project = Memory(paths.project_store(repo_root, user), "project", tolerant)
+        global_ = Memory(paths.global_store(user), "global", tolerant) if include_global else None
         return cls(project, user, global_, repo_root)
 
     def all(self) -> List[Memory]:

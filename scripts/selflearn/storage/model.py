@@ -1,10 +1,11 @@
 """Record kinds, their fields, statuses, ids, validation and upgrades.
 
-The field tables here are the single source for validation and for the
-tables in references/FORMAT.md (rendered by ``tools/render_docs.py``).
+The field tables here are the single source for validation (of payloads by
+``check`` and ``limit_problems``, of stored lines by ``LineCheck``) and for the
+tables in references/FORMAT.md (rendered by ``tests/render_docs.py``), limits included.
 Every record written carries ``"v": 1``; a record without ``v`` comes from
-the original v1 layout and reads as it is; a higher ``v`` is refused.
-Must not import cli.
+the original v1 layout and reads as it is; only a whole-number ``v`` above 1 is a
+newer format (refused); any other odd ``v`` is a damaged line. Must not import cli.
 """
 
 import os
@@ -141,6 +142,36 @@ SIGNAL_FIELDS = _COMMON + [
 KINDS = {"card": CARD_FIELDS, "rec": REC_FIELDS, "event": EVENT_FIELDS, "signal": SIGNAL_FIELDS}
 PREFIX = {"card": "aha", "rec": "rec", "event": "evt", "signal": "sig"}
 
+# Limits on what a payload may hold (references/FORMAT.md, "Limits"). Far above any real lesson,
+# small enough that one record can never make INDEX.md, a prompt or the hook path slow.
+MAX_PAYLOAD_BYTES = 1024 * 1024   # one `record` payload, as UTF-8
+MAX_FIELD_CHARS = 65536           # one string anywhere in a record (64 Ki characters)
+MAX_LIST_ITEMS = 200              # one array
+MAX_DEPTH = 6                     # objects and arrays inside one another, the record itself = 1
+MAX_ID_CHARS = 96
+ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
+ID_SHAPE = (f"1-{MAX_ID_CHARS} characters of letters, digits and `_ . : -`, starting with a "
+            "letter or digit, without `..`")
+
+# Store files whose lines are checked against a field table on read (``LineCheck``); the
+# other JSONL files have the types of a few fields checked (``_LOOSE_TYPES``).
+FILE_KINDS = {"cards": "card", "recs": "rec", "events": "event", "signals": "signal"}
+FOLDED_FILES = ("cards", "recs")   # folded by id: every line needs an id, the first a title
+_LOOSE_TYPES = {  # other files: field -> kind (as in Field)
+    "observations": {"event": "str", "agent": "str", "tool": "str", "tool_kind": "str",
+                     "family": "str", "args": "str", "file": "str", "outcome": "str",
+                     "error": "str", "session_id": "str", "prompt": "str", "cwd": "str",
+                     "exit_code": "number", "duration_ms": "number", "interrupted": "bool"},
+    "surfacings": {"session_id": "str", "event": "str", "lesson_ids": "list", "chars": "number"},
+    "corrections": {"target": "str", "target_kind": "str", "text": "str"},
+    "proposals": {"status": "str", "kind": "str", "title": "str", "key": "str", "name": "str",
+                  "card": "str", "body": "str", "covers": "list", "evidence": "list"},
+    "backports": {"backport_id": "str", "target_skill": "str", "applied": "bool",
+                  "requested_card_ids": "list", "added_card_ids": "list",
+                  "result_card_ids": "list"},
+}
+_READ_CHOICES = ("status", "scope", "origin", "priority")  # other choices are not checked on read
+
 
 def now() -> float:
     """The clock; tests replace ``SELF_LEARNING_NOW`` to run on a fake one."""
@@ -185,14 +216,47 @@ def check(kind: str, item: Any, where: str) -> List[str]:
     if not isinstance(item, dict):
         return [f"{where}: must be an object, got {type(item).__name__}"]
     problems = []
+    known = {f.name for f in KINDS[kind]}
+    for key in item:
+        if not isinstance(key, str) or key.startswith("_"):
+            problems.append(f"{where}.{key}: internal field; fields starting with _ are "
+                            "the tool's own")
+        elif key not in known:
+            problems.append(f"{where}.{key}: unknown field (see references/FORMAT.md)")
     for field in KINDS[kind]:
         if field.name not in item or item[field.name] is None:
             if field.required:
                 problems.append(f"{where}.{field.name}: missing (required)")
             continue
-        why = field.problem(item[field.name])
+        why = id_problem(item["id"]) if field.name == "id" else field.problem(item[field.name])
         if why:
             problems.append(f"{where}.{field.name}: {why}")
+    return problems + limit_problems(item, where)
+
+
+def limit_problems(value: Any, where: str, depth: int = 1) -> List[str]:
+    """Where ``value`` breaks the documented limits: NaN or Infinity, a string over
+    ``MAX_FIELD_CHARS``, an array over ``MAX_LIST_ITEMS``, nesting over ``MAX_DEPTH``."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return [f"{where}: NaN and Infinity are not JSON numbers; use a string or null"]
+    if isinstance(value, str):
+        return [f"{where}: {len(value)} characters, over the limit of {MAX_FIELD_CHARS}"] \
+            if len(value) > MAX_FIELD_CHARS else []
+    if not isinstance(value, (list, dict)):
+        return []
+    if depth > MAX_DEPTH:
+        return [f"{where}: nested deeper than {MAX_DEPTH} levels"]
+    if isinstance(value, list):
+        if len(value) > MAX_LIST_ITEMS:
+            return [f"{where}: {len(value)} items, over the limit of {MAX_LIST_ITEMS}"]
+        items = [(f"{where}[{n}]", v) for n, v in enumerate(value)]
+    else:
+        items = [(f"{where}.{k}", v) for k, v in value.items()]
+    problems: List[str] = []
+    for at, item in items:
+        problems += limit_problems(item, at, depth + 1)
+        if problems:
+            return problems  # one line per offending field is enough
     return problems
 
 
@@ -210,17 +274,133 @@ def complete(kind: str, item: dict, taken=()) -> dict:
     return out
 
 
+def id_problem(value: Any) -> Optional[str]:
+    """Why ``value`` is not an id of the documented shape (``ID_SHAPE``), or None."""
+    if not isinstance(value, str):
+        return f"must be a string id, got {type(value).__name__}"
+    if not value or len(value) > MAX_ID_CHARS or not value[0].isalnum() or ".." in value \
+            or not ID_CHARS.issuperset(value):
+        return f"id {value[:40]!r} is outside the id shape ({ID_SHAPE})"
+    return None
+
+
+def newer(record: dict) -> bool:
+    """The record really comes from a newer format: a whole-number ``v`` above ours."""
+    v = record.get("v")
+    return type(v) is int and v > SCHEMA_VERSION
+
+
+def _stored_problem(spec: Tuple[str, Tuple[str, ...]], value: Any) -> Optional[str]:
+    """Why a stored ``value`` does not fit ``(kind, allowed values)``, or None."""
+    kind, choices = spec
+    if value is None:
+        return "is null"
+    if not _KIND_CHECKS[kind](value):
+        return "is empty" if kind == "text" and isinstance(value, str) else \
+            f"must be {_KIND_NAMES[kind]}, got {type(value).__name__}"
+    if kind == "number" and (value != value or value in (float("inf"), float("-inf"))):
+        return "must be a finite number"
+    if kind == "object" and limit_problems(value, "", 2):
+        return f"is nested deeper than {MAX_DEPTH} levels or over a size limit"
+    if choices and normalize_status(value) not in choices:
+        return f"has unknown value {_short(value)} (one of: {', '.join(choices)})"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class LineCheck:
+    """Checks the lines of one store file in order; ``problem(record)`` is why a line is bad.
+
+    Types of the known fields (and the values of status, scope, origin, priority) must fit the
+    field table; unknown fields are kept (another writer's extensions). In folded files every
+    line needs an id of the documented shape, and the first line of an id needs a title.
+    A newer-format line is reported by ``newer`` (the caller decides), never as damage.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        kind = FILE_KINDS.get(name)
+        # field -> (kind, allowed values); read for every line, so checks stay cheap
+        self.table = {f.name: (f.kind, f.choices if f.name in _READ_CHOICES else ())
+                      for f in (KINDS[kind] if kind else ())}
+        for key, loose in _LOOSE_TYPES.get(name, {}).items():
+            self.table.setdefault(key, (loose, ()))
+        self.table.setdefault("ts", ("str", ()))
+        self.table.pop("v", None)  # checked first, on its own
+        self.plain = frozenset(k for k, (kind, choices) in self.table.items()
+                               if kind == "str" and not choices)
+        self.texts = frozenset(k for k, (kind, _) in self.table.items() if kind == "text")
+        self.folded = name in FOLDED_FILES
+        self.titled: set = set()
+
+    def problem(self, record: dict) -> Optional[str]:
+        if "v" in record:
+            v = record["v"]
+            if type(v) is not int or v < 1:
+                return f"field v must be a whole number >= 1, got {_short(v)}"
+            if v > SCHEMA_VERSION:
+                return newer_reason(record)
+        table, plain, texts = self.table, self.plain, self.texts
+        for key, value in record.items():
+            if type(value) is str and (key in plain or key in texts and value
+                                       and not value.isspace()):
+                continue  # the common case, decided without a call
+            spec = table.get(key)
+            if spec is None:
+                if key[:1] == "_":
+                    return f"internal field {_short(key)} in a stored line"
+                continue
+            why = _stored_problem(spec, value)
+            if why:
+                return f"field {key} {why}"
+        return self._identity(record) if self.folded else None
+
+    def _identity(self, record: dict) -> Optional[str]:
+        if "id" not in record:
+            return "no id"
+        why = id_problem(record["id"])
+        if why:
+            return f"field {why}"
+        if record["id"] not in self.titled:
+            if not isinstance(record.get("title"), str) or not record["title"].strip():
+                return f"first line of {record['id']} has no title"
+            self.titled.add(record["id"])
+        return None
+
+
+NEWER = "record format v"  # how a newer-format line's reason starts (store.Problem.newer)
+
+
+def newer_reason(record: dict) -> str:
+    return (f"{NEWER}{record.get('v')} was written by a newer self_learning; "
+            "upgrade this skill folder to read it")
+
+
+def streamed(check: "LineCheck", record: Any, where: str) -> Optional[str]:
+    """Why a line read by a streaming reader is skipped; a newer-format line stops the command."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if newer(record):
+        raise newer_error(where, record)
+    return check.problem(record)
+
+
+def newer_error(where: str, record: dict) -> SelfLearningError:
+    return SelfLearningError(f"{where}: {newer_reason(record)}")
+
+
 def upgrade(record: dict, where: str) -> dict:
     """Bring a stored record to the current version, or refuse one from the future.
 
     v absent (original self-learning-skills layout) and v1 read as they are.
     Add ``upgrade_vN`` steps here, in order, when the format changes.
     """
-    version = record.get("v", 1)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise SelfLearningError(
-            f"{where}: record format v{version} was written by a newer self_learning; "
-            "upgrade this skill folder to read it")
+    if newer(record):
+        raise newer_error(where, record)
     return record
 
 

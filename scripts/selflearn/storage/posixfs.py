@@ -11,8 +11,10 @@ import posix
 
 O_RDONLY, O_RDWR, O_APPEND, O_CREAT = posix.O_RDONLY, posix.O_RDWR, posix.O_APPEND, posix.O_CREAT
 O_EXCL = posix.O_EXCL
+O_NONBLOCK = posix.O_NONBLOCK
 open_fd, close, write, pread, fstat, stat, fsync = (
     posix.open, posix.close, posix.write, posix.pread, posix.fstat, posix.stat, posix.fsync)
+read, ftruncate = posix.read, posix.ftruncate
 urandom, getpid, replace, unlink = posix.urandom, posix.getpid, posix.replace, posix.unlink
 chmod, fchmod = posix.chmod, posix.fchmod
 PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600  # store folders and files, whatever the umask
@@ -86,6 +88,13 @@ def exists(path: str) -> bool:
     except (OSError, ValueError):
         return False
     return True
+
+
+def kind_of(mode: int) -> str:
+    """``file``, ``folder``, or what else a ``st_mode`` names (a FIFO, a device...)."""
+    return {0o100000: "file", 0o040000: "folder", 0o010000: "FIFO", 0o020000: "device",
+            0o060000: "device", 0o140000: "socket", 0o120000: "symlink"}.get(
+        mode & 0o170000, "special file")
 
 
 def isdir(path: str) -> bool:

@@ -2,7 +2,8 @@
 
 Flow: parse → check every item (a single problem rejects the payload and
 nothing is written) → redact → reinforce equivalents instead of duplicating
-→ append events, cards, recommendations, signals → INDEX.md. A card equal to
+→ append events, cards, recommendations, signals, all or nothing across the
+files (``store.append_all``) → INDEX.md. Limits: ``model.MAX_*``. A card equal to
 an existing one (explicit ``key``, else normalized title + when_to_use +
 skill) gets a new merged version and an ``aha_reinforced`` signal.
 Provenance is the caller's, never the payload's: ``source`` (``agent`` for the
@@ -14,7 +15,7 @@ sends it back to review (status ``proposed``).
 
 from typing import Dict, List, Optional, Tuple
 
-from . import model, redact
+from . import model, redact, store
 from .errors import UsageError
 from .memory import Memory
 
@@ -58,6 +59,8 @@ def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tup
         return {}, [f"payload: must be a JSON object, got {type(payload).__name__}"]
     problems = [f"payload.{k}: unknown key (known: {', '.join(PAYLOAD_KEYS)})"
                 for k in payload if k not in PAYLOAD_KEYS]
+    problems += [p for k, v in payload.items() if k not in ("event", "aha_cards", "recommendations")
+                 for p in model.limit_problems(v, k, 2)]
     if payload.get("event") is not None:
         problems += model.check("event", payload["event"], "event")
     known = {"card": set(cards), "rec": set(recs)}
@@ -65,6 +68,10 @@ def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tup
         items = payload.get(section) or []
         if not isinstance(items, list):
             problems.append(f"{section}: must be an array of objects")
+            continue
+        if len(items) > model.MAX_LIST_ITEMS:
+            problems.append(f"{section}: {len(items)} items, over the limit of "
+                            f"{model.MAX_LIST_ITEMS}; split the payload")
             continue
         for n, item in enumerate(items):
             problems += model.check(kind, item, f"{section}[{n}]")
@@ -80,7 +87,7 @@ def check_payload(payload, cards: Dict[str, dict], recs: Dict[str, dict]) -> Tup
         + _id_list(used.get("rec_ids"), "used.rec_ids", problems),
     }
     for kind, label in (("card", "used_aha_ids"), ("rec", "used_rec_ids")):
-        problems += [f"{label}: unknown id {i!r} (see `list` for ids)"
+        problems += [f"{label}: unknown id {i[:40]!r} (see `list` for ids)"
                      for i in ids[kind] if i not in known[kind]]
     for key in ("usage_source", "usage_context"):
         if payload.get(key) is not None and not isinstance(payload[key], str):
@@ -98,7 +105,7 @@ def agent_problems(payload) -> List[str]:
         for n, item in enumerate(items if isinstance(items, list) else []):
             if not isinstance(item, dict):
                 continue
-            owned = [k for k in item if k.startswith("_") or k == "screen_accepted"
+            owned = [k for k in item if k == "screen_accepted"  # ``_…``: see check_payload
                      or (kind == "card" and k in TOOL_FIELDS)]
             claims = [", ".join(owned)] if owned else []
             status = item.get("status")
@@ -187,9 +194,10 @@ def record(memory: Memory, payload, source: str = "agent") -> dict:
                          "(see references/SECURITY.md)")
     cards, recs = memory.folded("cards"), memory.folded("recs")
     used, problems = check_payload(payload, cards, recs)
-    if problems:
-        raise UsageError("\n".join(f"record: {p}" for p in problems)
-                         + "\nrecord: nothing was written (fields: references/FORMAT.md)")
+    if problems:  # one problem: one line; several: one line each, then the verdict
+        verdict = "nothing was written (fields: references/FORMAT.md)"
+        raise UsageError(f"record: {problems[0]}; {verdict}" if len(problems) == 1 else
+                         "\n".join(f"record: {p}" for p in problems) + f"\nrecord: {verdict}")
     taken = set(cards) | set(recs)
     out: dict = {"event": None}
     signals: List[dict] = []
@@ -213,27 +221,46 @@ def record(memory: Memory, payload, source: str = "agent") -> dict:
                 signal["context"] = context
             signals.append(signal)
     writes.append(("signals", [model.complete("signal", s, taken) for s in signals]))
-    for name, lines in writes:
-        memory.append(name, lines)
+    memory.append_all(writes)  # all or nothing across the files
     out["signals"] = len(signals)
     return out
 
 
-def parse_json(text: str, where: str):
-    """The payload as data, or a one-line UsageError naming where it came from."""
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number; use a string or null")
+
+
+def parse_json(data, where: str):
+    """The payload as data, or a one-line UsageError naming where it came from.
+
+    ``data`` is bytes (or text): over ``MAX_PAYLOAD_BYTES``, not UTF-8, NaN or Infinity,
+    or nested deeper than Python can parse are refused like any other invalid JSON.
+    """
     import json
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")  # lone surrogates: bytes that were not UTF-8
+    if len(data) > model.MAX_PAYLOAD_BYTES:
+        raise UsageError(f"record: {where} is over the payload limit of "
+                         f"{model.MAX_PAYLOAD_BYTES} bytes; split it; nothing was written")
     try:
-        return json.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"record: {where} is not UTF-8 (byte {exc.start}); nothing was "
+                         "written") from None
+    try:
+        return json.loads(text.lstrip("\ufeff"), parse_constant=_no_constant)
+    except RecursionError:
+        raise UsageError(f"record: {where} is nested deeper than {model.MAX_DEPTH} levels; "
+                         "nothing was written") from None
     except ValueError as exc:
         raise UsageError(f"record: {where} is not valid JSON ({exc}); nothing was written") from None
 
 
 def read_payload(source: Optional[str], stdin) -> object:
-    """Read the payload from a file path, or ``-``/None for stdin."""
+    """Read the payload from a regular file, or ``-``/None for stdin (bytes, checked as UTF-8)."""
+    limit = model.MAX_PAYLOAD_BYTES + 1
     if source in (None, "-"):
-        return parse_json(stdin.read(), "standard input")
-    try:
-        with open(source, encoding="utf-8") as fh:
-            return parse_json(fh.read(), source)
-    except OSError as exc:
-        raise UsageError(f"record: cannot read {source}: {exc.strerror}") from None
+        stream = getattr(stdin, "buffer", None)
+        return parse_json(stream.read(limit) if stream is not None else stdin.read(limit),
+                          "standard input")
+    return parse_json(store.read_input(source, "record", limit), source)

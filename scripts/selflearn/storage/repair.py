@@ -1,17 +1,18 @@
 """``repair``: find and (with ``--apply``) fix what older or crashed writers left.
 
-Fixes: unreadable or torn lines moved to ``quarantine/`` with their line
-numbers (never dropped); missing ``primary_skill`` backfilled from a
-``skill:<name>`` tag or the nearest event in time; status aliases
-normalized; store folders and files others can read or write made private
-again (0700, 0600). Fixed records get a new version that keeps the timestamps
+Fixes: every line commands skip (unreadable, torn, or of the wrong shape for
+its kind) moved to ``quarantine/`` with its line number and original bytes
+(never dropped; newer-format lines are listed and left in place); missing
+``primary_skill`` backfilled from a ``skill:<name>`` tag or the nearest event
+in time; status aliases normalized; store folders and files others can read or
+write made private again (0700, 0600). Fixed records get a new version that keeps the timestamps
 staleness is measured from (``last_touched_ts`` is not set by a repair).
 """
 
 import os
 from typing import List, Optional
 
-from . import model, store
+from . import model
 from . import posixfs as fs
 from .memory import Memory
 
@@ -52,11 +53,12 @@ def loose_modes(root: str) -> List[dict]:
 
 def plan(memory: Memory) -> dict:
     """What repair would do, as data."""
-    corrupt = []
+    corrupt, newer = [], []
     for name in sorted(os.listdir(memory.root)) if memory.exists() else []:
-        if name.endswith(".jsonl"):
-            corrupt += [{"file": name, "line": p.line, "reason": p.reason}
-                        for p in memory.problems(name)]
+        if name.endswith(".jsonl") and os.path.isfile(os.path.join(memory.root, name)):
+            for p in memory.problems(name):
+                (newer if p.newer else corrupt).append(
+                    {"file": name, "line": p.line, "reason": p.reason})
     events = [(model.parse_ts(e.get("ts", "")), e["primary_skill"]) for e in memory.load("events")
               if e.get("primary_skill") not in (None, "", "unknown")]
     fixes = []
@@ -74,7 +76,8 @@ def plan(memory: Memory) -> dict:
                 change["status"] = model.normalize_status(status)
             if change:
                 fixes.append({"file": name, "id": record["id"], "set": change})
-    return {"corrupt_lines": corrupt, "fixes": fixes, "loose_modes": loose_modes(memory.root)}
+    return {"corrupt_lines": corrupt, "newer_lines": newer, "fixes": fixes,
+            "loose_modes": loose_modes(memory.root)}
 
 
 def apply(memory: Memory, found: dict) -> dict:
@@ -83,7 +86,7 @@ def apply(memory: Memory, found: dict) -> dict:
     qdir = os.path.join(memory.root, "quarantine")
     moved = []
     for name in sorted({c["file"] for c in found["corrupt_lines"]}):
-        for problem in store.quarantine(os.path.join(memory.root, name), qdir, stamp):
+        for problem in memory.quarantine(name, qdir, stamp):
             moved.append({"file": name, "line": problem.line, "reason": problem.reason,
                           "quarantine": os.path.join("quarantine", f"{name}.{stamp}.jsonl")})
     for name, _ in RECORD_FILES:
@@ -96,7 +99,7 @@ def apply(memory: Memory, found: dict) -> dict:
         memory.append(name, versions)
     for item in found.get("loose_modes", []):
         os.chmod(os.path.join(memory.root, item["path"]), int(item["want"], 8))
-    return {"quarantined": moved, "fixed": found["fixes"],
+    return {"quarantined": moved, "newer_lines": found["newer_lines"], "fixed": found["fixes"],
             "loose_modes": found.get("loose_modes", [])}
 
 
@@ -106,6 +109,8 @@ def render(data: dict, applied: bool) -> List[str]:
     for c in corrupt:
         verb = "moved to " + c["quarantine"] if applied else "would be quarantined"
         lines.append(f"{c['file']}:{c['line']}: {c['reason']} — {verb}")
+    for c in data.get("newer_lines", []):
+        lines.append(f"{c['file']}:{c['line']}: {c['reason']} — kept (not damaged)")
     for fix in data.get("fixed", data.get("fixes", [])):
         change = ", ".join(f"{k} → {v}" for k, v in fix["set"].items())
         lines.append(f"{fix['id']}: {change}{'' if applied else ' (would be set)'}")
@@ -114,6 +119,6 @@ def render(data: dict, applied: bool) -> List[str]:
         lines.append(f"{item['path']}: mode {item['mode']} lets others in; {verb} {item['want']}")
     if not lines:
         return ["Store is healthy: nothing to repair."]
-    if not applied:
+    if not applied and (data.get("corrupt_lines") or data.get("fixes") or data.get("loose_modes")):
         lines.append("Run `repair --apply` to do this.")
     return lines

@@ -1,17 +1,19 @@
 """Append-only JSONL files: locked appends, tolerant reads, atomic rewrites.
 
 Invariants: a record is one line, appended with a single ``write()`` under an
-exclusive ``flock`` on the file; lines are never edited in place, and the
-latest line per id wins when folded. Readers report bad lines instead of
-skipping them silently; only ``repair`` removes a line, after copying it to
-``quarantine/``. Imported by the hook path: ``fcntl``,
-``fastjson`` and ``posixfs`` (not ``os``, which costs the hook a millisecond).
+exclusive ``flock`` on the file; lines are never edited in place (a failed append is
+cut back to where it began; ``append_all`` does that across files), and the latest
+line per id wins when folded. Readers report bad lines (unparsable, or refused by the
+caller's ``check``) instead of skipping them silently; only ``repair`` removes a line,
+after copying its bytes to ``quarantine/``. Imported by the hook path: ``fcntl``,
+``fastjson``, ``posixfs`` and ``errors`` (not ``os``, which costs the hook a millisecond).
 """
 
 import fcntl
 
 from . import fastjson
 from . import posixfs as fs
+from .errors import SelfLearningError
 
 
 def encode(record: dict) -> bytes:
@@ -30,7 +32,8 @@ def append(path: str, records: list, durable: bool = False) -> None:
 
 
 def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
-    """Append already-encoded lines in one ``write()`` under the file's lock; a file (and
+    """Append already-encoded lines in one ``write()`` under the file's lock; a failed
+    write (full disk, ``ulimit -f``) is cut back, so the file is as it was. A file (and
     folder) this creates is private to its owner (0600, 0700) whatever the umask."""
     fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
     while True:
@@ -44,12 +47,66 @@ def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
             if size == 0 and st.st_mode & 0o777 != fs.PRIVATE_FILE:
                 fs.fchmod(fd, fs.PRIVATE_FILE)  # just created under a strict or odd umask
             out = data if size == 0 or fs.pread(fd, 1, size - 1) == b"\n" else b"\n" + data
-            _write_all(fd, out)
+            try:
+                _write_all(fd, out)
+            except OSError:
+                fs.ftruncate(fd, size)  # a full disk leaves no torn line behind
+                raise
             if durable:
                 fs.fsync(fd)
             return
         finally:
             fs.close(fd)
+
+
+def append_all(writes: list, durable: bool = True) -> None:
+    """Append to several files all or nothing: ``writes`` is ``[(path, records)]``.
+
+    Every file is opened and locked first (in path order, so two of these never deadlock;
+    single appends take one lock), its size noted, then the lines are written in the
+    order given. If any write fails (full disk, file-size limit), every file is cut back
+    to its noted size before the error goes on: no other writer can have appended in
+    between, because we hold all the locks. A crash half way leaves what ``repair`` reads:
+    whole lines of the files written so far (callers write referenced records first).
+    """
+    writes = [(p, b"".join(encode(r) for r in recs)) for p, recs in writes if recs]
+    held: dict = {}
+    try:
+        for path in sorted({p for p, _ in writes}):
+            held[path] = _locked(path)
+        done: list = []
+        try:
+            for path, data in writes:
+                fd, size = held[path], fs.fstat(held[path]).st_size
+                if path not in (d[0] for d in done):
+                    done.append((path, size))
+                tail = size == 0 or fs.pread(fd, 1, size - 1) == b"\n"
+                _write_all(fd, data if tail else b"\n" + data)
+            for path, _ in done:
+                if durable:
+                    fs.fsync(held[path])
+        except BaseException:
+            for path, size in done:
+                fs.ftruncate(held[path], size)
+            raise
+    finally:
+        for fd in held.values():
+            fs.close(fd)
+
+
+def _locked(path: str) -> int:
+    """An append descriptor of ``path`` holding its exclusive lock (reopened if replaced);
+    a file or folder this creates is private (0600, 0700) whatever the umask."""
+    fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
+    while True:
+        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, fs.PRIVATE_FILE)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _same_file(fd, path):
+            st = fs.fstat(fd)
+            if st.st_size == 0 and st.st_mode & 0o777 != fs.PRIVATE_FILE:
+                fs.fchmod(fd, fs.PRIVATE_FILE)  # just created under a strict or odd umask
+            return fd
+        fs.close(fd)
 
 
 def _same_file(fd: int, path: str) -> bool:
@@ -65,6 +122,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[fs.write(fd, view):]
 
 
+NEWER = "record format v"  # = model.NEWER: a line from a newer format is not damage
+
+
 class Problem:
     """A line that could not be read: where it is, why, and its raw bytes."""
 
@@ -73,22 +133,29 @@ class Problem:
     def __init__(self, path: str, line: int, reason: str, raw: bytes):
         self.path, self.line, self.reason, self.raw = path, line, reason, raw
 
+    @property
+    def newer(self) -> bool:
+        """Written by a newer format: reported, never quarantined."""
+        return self.reason.startswith(NEWER)
+
     def __str__(self) -> str:
         return f"{fs.basename(self.path)}:{self.line}: {self.reason}"
 
 
-def read(path: str, wanted=None):
+def read(path: str, wanted=None, check=None):
     """All records of a JSONL file and the lines that failed, in file order.
 
     ``wanted(raw line) -> bool``, when given, is a byte-level prefilter: a line it
     refuses is neither parsed nor reported (cheap reads of a few kinds of record).
+    ``check(record) -> why or None`` turns a parsed line of the wrong shape into a problem.
+    A UTF-8 byte order mark before the first line and CR before a newline are ignored.
     """
     records, problems = [], []
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
+    data = read_bytes(path)
+    if data is None:
         return records, problems
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     lines = data.split(b"\n")
     last = len(lines) - 1  # the piece after the final newline ("" when whole)
     import gc
@@ -99,6 +166,8 @@ def read(path: str, wanted=None):
             if not raw.strip() or (wanted is not None and not wanted(raw)):
                 continue
             record, reason = parse_line(raw, number - 1 == last)
+            if not reason and check is not None:
+                reason = check(record)
             if reason:
                 problems.append(Problem(path, number, reason, raw))
             else:
@@ -109,6 +178,56 @@ def read(path: str, wanted=None):
     return records, problems
 
 
+def read_bytes(path: str):
+    """The whole file, or None when it does not exist; a folder or a device is an error."""
+    try:
+        fd = fs.open_fd(path, fs.O_RDONLY | fs.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    try:
+        kind = fs.kind_of(fs.fstat(fd).st_mode)
+        if kind != "file":
+            raise not_a_file(path, kind)
+        chunks = []
+        while True:
+            chunk = fs.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        fs.close(fd)
+
+
+def read_input(path: str, command: str, limit: int = -1) -> bytes:
+    """A file argument's bytes (up to ``limit``); a FIFO, device or folder is refused at once."""
+    from .errors import UsageError
+    try:
+        fd = fs.open_fd(path, fs.O_RDONLY | fs.O_NONBLOCK)
+    except OSError as exc:
+        raise UsageError(f"{command}: cannot read {path}: {exc.strerror}") from None
+    try:
+        kind = fs.kind_of(fs.fstat(fd).st_mode)
+        if kind != "file":
+            raise UsageError(f"{command}: {path} is a {kind}; give a regular file")
+        chunks, left = [], limit
+        while left != 0:
+            chunk = fs.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
+        return b"".join(chunks)
+    finally:
+        fs.close(fd)
+
+
+def not_a_file(path: str, kind: str) -> SelfLearningError:
+    """A store file that is a folder, FIFO or device: one line naming it and the fix."""
+    return SelfLearningError(f"{path} is a {kind}, not a regular file; move it away "
+                             f"(e.g. rename it to {fs.basename(path)}.bak) and run the command "
+                             "again")
+
+
 def parse_line(raw: bytes, torn: bool):
     """``(record, "")`` for a readable line, else ``(None, why not)``; ``torn``: the
     line is the piece after the file's last newline."""
@@ -116,6 +235,8 @@ def parse_line(raw: bytes, torn: bool):
         record = fastjson.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         return None, "not UTF-8"
+    except RecursionError:
+        return None, "nested too deeply"
     except ValueError as exc:
         return None, "torn last line (no newline)" if torn else f"not JSON ({exc})"
     return (record, "") if isinstance(record, dict) else (None, "not a JSON object")
@@ -171,7 +292,18 @@ def atomic_write(path: str, content, private: bool = True) -> None:
             fs.unlink(tmp)
 
 
-def quarantine(path: str, qdir: str, stamp: str) -> list:
+def _quarantined(path: str, problem: Problem) -> dict:
+    """A quarantine line: where the line was, why, and its bytes (base64 when not UTF-8)."""
+    entry = {"file": fs.basename(path), "line": problem.line, "reason": problem.reason}
+    try:
+        entry["raw"] = problem.raw.decode("utf-8")
+    except UnicodeDecodeError:
+        import binascii
+        entry["raw_base64"] = binascii.b2a_base64(problem.raw, newline=False).decode("ascii")
+    return entry
+
+
+def quarantine(path: str, qdir: str, stamp: str, check=None) -> list:
     """Move unreadable lines of ``path`` to ``qdir/<file>.<stamp>.jsonl``.
 
     Done under the file's lock and re-checked there, so a line a live writer
@@ -181,16 +313,13 @@ def quarantine(path: str, qdir: str, stamp: str) -> list:
     fd = fs.open_fd(path, fs.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        problems = read(path)[1]
+        problems = [p for p in read(path, check=check)[1] if not p.newer]
         if not problems:
             return []
         target = fs.join(qdir, f"{fs.basename(path)}.{stamp}.jsonl")
-        append(target, [{"file": fs.basename(path), "line": p.line, "reason": p.reason,
-                         "raw": p.raw.decode("utf-8", "backslashreplace")} for p in problems],
-               durable=True)
+        append(target, [_quarantined(path, p) for p in problems], durable=True)
         numbers = {p.line for p in problems}
-        with open(path, "rb") as fh:
-            lines = fh.read().split(b"\n")
+        lines = (read_bytes(path) or b"").split(b"\n")
         kept = [line for n, line in enumerate(lines, 1) if n not in numbers and line.strip()]
         atomic_write(path, b"".join(line + b"\n" for line in kept))
         return problems

@@ -12,6 +12,13 @@ from .errors import UsageError
 from .memory import Memory
 
 
+def _text(command: str, flag: str, value: Optional[str]) -> None:
+    """Refuse a ``value`` over ``MAX_FIELD_CHARS`` with a one-line UsageError."""
+    if value is not None and len(value) > model.MAX_FIELD_CHARS:
+        raise UsageError(f"{command}: {flag} has {len(value)} characters, over the limit of "
+                         f"{model.MAX_FIELD_CHARS}; nothing was written")
+
+
 def _ids(values: Optional[List[str]]) -> List[str]:
     return [i.strip() for v in values or [] for i in v.split(",") if i.strip()]
 
@@ -39,6 +46,7 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
     it); the acceptance is recorded in the card (``screen_accepted``) and a signal.
     """
     command, name = ("aha-status", "cards") if kind == "card" else ("rec-status", "recs")
+    _text(command, "--note", note)
     records = memory.folded(name)
     _require([rid], records, command, "card" if kind == "card" else "recommendation")
     status = model.normalize_status(status)
@@ -60,25 +68,27 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
     if flags:
         version["screen_accepted"] = {"digest": screen.digest(records[rid]), "ts": model.iso(),
                                       "by": by or "unknown", "reasons": flags}
-    memory.append(name, [version])
+    writes = [(name, [version])]
+    if flags:
+        writes.append(("signals", [model.complete("signal", {
+            "kind": "aha_status", "aha_id": rid, "source": "human",
+            "context": redact.redact_text("accepted despite the safety screen: "
+                                          + "; ".join(flags))[:300]})]))
+    if kind == "rec":
+        signal_kind = "rec_done" if status == "done" else "rec_touched"
+        writes.append(("signals", [model.complete("signal", {
+            "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})]))
+    memory.append_all(writes)  # the version and its signal, or neither
     if kind == "card" and status == "accepted" and records[rid].get("_imported"):
         from . import provenance  # a committed store: the acceptance is kept outside it
         provenance.accept(memory.root, by or "unknown", version)
-    if flags:
-        memory.append("signals", [model.complete("signal", {
-            "kind": "aha_status", "aha_id": rid, "source": "human",
-            "context": redact.redact_text("accepted despite the safety screen: "
-                                          + "; ".join(flags))[:300]})])
-    if kind == "rec":
-        signal_kind = "rec_done" if status == "done" else "rec_touched"
-        memory.append("signals", [model.complete("signal", {
-            "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})])
     return {"id": rid, "status": status, "previous_status": records[rid].get("status")}
 
 
 def use(memory: Memory, aha: Optional[List[str]], rec: Optional[List[str]],
         source: str = "manual", context: Optional[str] = None) -> dict:
     """Append ``aha_used`` / ``rec_used`` signals for existing ids."""
+    _text("use", "--context", context)
     cards, recs = _ids(aha), _ids(rec)
     if not cards and not recs:
         raise UsageError("use: give --aha and/or --rec ids")
@@ -92,6 +102,7 @@ def use(memory: Memory, aha: Optional[List[str]], rec: Optional[List[str]],
 def signal(memory: Memory, kind: str, aha_id: Optional[str], rec_id: Optional[str],
            source: str = "manual", context: Optional[str] = None) -> dict:
     """Append one signal of a known kind for an existing card or recommendation."""
+    _text("signal", "--context", context)
     if kind not in model.SIGNAL_KINDS:
         raise UsageError(f"signal: unknown kind {kind!r} (one of: {', '.join(model.SIGNAL_KINDS)})")
     if kind.startswith("aha_"):

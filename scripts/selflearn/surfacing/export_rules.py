@@ -137,8 +137,14 @@ def resolve(repo_root: str, rel: str) -> str:
     if real != root and not real.startswith(root + os.sep):
         raise SelfLearningError(f"export-rules: {path} resolves to {real}, outside the "
                                 f"repository {root}; nothing was written")
+    if ".git" in os.path.relpath(real, root).split(os.sep):
+        raise SelfLearningError(f"export-rules: {path} is inside a .git folder; nothing was "
+                                "written")
     if os.path.isdir(real):
         raise SelfLearningError(f"export-rules: {path} is a folder; nothing was written")
+    if os.path.exists(real) and not os.path.isfile(real):
+        raise SelfLearningError(f"export-rules: {path} is not a regular file; nothing was "
+                                "written")
     return path
 
 
@@ -158,8 +164,8 @@ def _proposed(spec: Target, before: Optional[str], lines: List[str], remove: boo
     """The file's new text; None: delete it (a file of our own with nothing else in it)."""
     if remove:
         after = cut(before, where) if before is not None else None
-        return None if spec.front and after is not None \
-            and after.strip() in ("", spec.front.strip()) else after
+        return None if after is not None and (not after.strip() or spec.front
+                                              and after.strip() == spec.front.strip()) else after
     if spec.front and before is not None and find(before, where) is None:
         raise SelfLearningError(f"export-rules: {where} exists and holds no {BEGIN} block; "
                                 "it is not ours to overwrite (move it away); nothing was written")

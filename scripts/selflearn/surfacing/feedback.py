@@ -127,10 +127,8 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
         raise UsageError(f"feedback: --days must be between 1 and {MAX_DAYS}, got {days}")
     target = path(memory)
     try:
-        with open(target, encoding="utf-8") as fh:
-            current: Optional[str] = fh.read()
-    except FileNotFoundError:
-        current = None
+        raw = store.read_bytes(target)  # a FIFO or folder is an error, never a hang
+        current: Optional[str] = None if raw is None else raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"feedback: cannot read {target} ({exc}); move it away and run "
                          "`feedback` again") from None

@@ -73,6 +73,15 @@ def surfaced_in_session(path: str, session_id: str) -> Set[str]:
     return ids
 
 
+def _log_skipped(memory, agent: str, event: str) -> None:
+    """One errors.jsonl line per injection that skipped store lines (``doctor`` shows it)."""
+    first = memory.warnings[0]
+    more = f" (and {len(memory.warnings) - 1} more)" if len(memory.warnings) > 1 else ""
+    store.append(memory.path("errors.jsonl"), [{
+        "v": 1, "ts": model.iso(), "where": "hook", "agent": agent, "event": event,
+        "error": f"skipped store line {first}{more}"[:500]}])
+
+
 def inject(obs: dict, repo_root: str, store_dir: str) -> str:
     """What the hook prints for one observation ("" when nothing), logged when printed."""
     from . import advice
@@ -85,10 +94,12 @@ def inject(obs: dict, repo_root: str, store_dir: str) -> str:
     query: Optional[str] = obs.get("prompt") if event == "prompt" else None
     if not conf["inject"] or (event == "prompt" and not query):
         return ""
-    memory = Memory(store_dir)
+    memory = Memory(store_dir, tolerant=True)  # a damaged or newer line never silences advice
     session = str(obs.get("session_id") or "")
     seen = surfaced_in_session(memory.path("surfacings"), session) if event == "prompt" else ()
     data = advice.advise(memory, repo_root, query, conf["budget"], seen, shape)
+    if memory.warnings:
+        _log_skipped(memory, agent, event)
     if data["output"]:
         log(memory.path("surfacings"), new_record(
             session, agent, event, [i["id"] for i in data["items"]], data["chars"]))

@@ -16,7 +16,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from . import advice
 from ..learning import lifecycle
-from ..storage import model, store
+from ..storage import model, outputs, store
 from ..storage.text import document
 from ..storage.errors import UsageError
 from ..storage.memory import Memory
@@ -59,7 +59,7 @@ def recent_observations(memory: Memory, first_day: str,
     in the window become warnings, as ``Memory.load`` reports them.
     """
     first = first_day.encode("ascii")
-    path = memory.path("observations")
+    path, check = memory.path("observations"), model.LineCheck("observations")
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
@@ -70,9 +70,10 @@ def recent_observations(memory: Memory, first_day: str,
             if (stamp is not None and stamp.group(1)[:10] < first) or not raw.strip():
                 continue
             record, reason = store.parse_line(raw, not raw.endswith(b"\n"))
+            reason = reason or model.streamed(check, record, f"{path}:{number}")
             if reason:
                 memory.warn("observations", number, reason)
-            elif str(model.upgrade(record, path).get("ts") or "")[:10] >= first_day:
+            elif str(record.get("ts") or "")[:10] >= first_day:
                 yield {k: record[k] for k in fields if k in record}
 
 
@@ -258,7 +259,7 @@ def page(data: dict, user: str = "") -> str:
               histogram(data["histogram"])]
     parts += _surfacing_section(data["rows"]) + _lesson_table(data["rows"])
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<title>Self-learning report</title>"
+            f"{outputs.HTML_MARKER}<title>Self-learning report</title>"
             f"<style>{CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
 
 
@@ -288,7 +289,11 @@ def _lesson_table(rows: List[dict]) -> List[str]:
          for r in live])]
 
 
-def _target(memory: Memory, out: Optional[str]) -> str:
+# a page of ours: the marker, or the title pages had before the marker existed
+OWN_PAGE = (outputs.HTML_MARKER, "<meta charset=\"utf-8\"><title>Self-learning report</title>")
+
+
+def _target(memory: Memory, out: Optional[str], repo_root: str) -> str:
     """Where the page goes: ``out`` must name a file in a folder that exists.
 
     Folders are created only inside the store (the default), never elsewhere on disk.
@@ -301,6 +306,7 @@ def _target(memory: Memory, out: Optional[str]) -> str:
     target = os.path.abspath(out)
     if os.path.isdir(target):
         raise UsageError(f"report: --html {out} is a folder; give a file name")
+    target = outputs.claim(out, repo_root, "report: --html", OWN_PAGE)
     folder = os.path.dirname(target)
     inside = os.path.commonpath([os.path.abspath(memory.root), target]) == \
         os.path.abspath(memory.root)
@@ -311,11 +317,11 @@ def _target(memory: Memory, out: Optional[str]) -> str:
 
 
 def report(memory: Memory, out: Optional[str] = None, days: int = DEFAULT_DAYS,
-           user: str = "") -> dict:
+           user: str = "", repo_root: str = "") -> dict:
     """Collect, render, write the page; returns the numbers and where it went."""
     if not 1 <= days <= MAX_DAYS:
         raise UsageError(f"report: --days must be between 1 and {MAX_DAYS}, got {days}")
-    target = _target(memory, out)
+    target = _target(memory, out, repo_root or os.path.dirname(memory.root))
     data = collect(memory, days)
     store.atomic_write(target, document(page(data, user)))
     data["path"] = target
