@@ -54,12 +54,15 @@ def test_corpus_recall_and_false_positive_rate():
     assert fp_rate <= 0.01
 
 
-@pytest.mark.parametrize("entry", POSITIVES, ids=lambda e: e["family"])
-def test_corpus_idempotent_and_marked(entry):
-    once = R.redact_text(entry["text"])
-    assert "[REDACTED:" in once
-    assert R.redact_text(once) == once
-    assert R.contains_secret(entry["text"])
+def test_corpus_idempotent_and_marked():
+    """One test over the whole corpus (a test per entry would cost seconds of collection)."""
+    bad = []
+    for entry in POSITIVES:
+        once = R.redact_text(entry["text"])
+        if "[REDACTED:" not in once or R.redact_text(once) != once \
+                or not R.contains_secret(entry["text"]):
+            bad.append((entry["family"], entry["text"][:80]))
+    assert bad == []
 
 
 # --- context is kept ----------------------------------------------------------
