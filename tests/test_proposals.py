@@ -318,7 +318,8 @@ def test_a_confident_mined_lesson_becomes_a_rule_and_applies_through_the_guard(r
                          "before `npm test` in a fresh checkout.")
     assert records(store, "events.jsonl")[-1]["tags"][0] == "rule_suggested"
     cli(run, "apply", "--id", p["id"])
-    assert (repo / "AGENTS.md").read_text() == p["body"] + "\n"
+    assert (repo / "AGENTS.md").read_text() == \
+        p["body"] + " (mined; applied by a person)\n"
 
 
 def test_an_accepted_mined_lesson_becomes_a_rule_for_another_file(run, store, repo, monkeypatch):

@@ -300,3 +300,12 @@ def test_command_line_credentials_are_redacted_at_every_entry(run, repo, store):
     for path in [*store.rglob("*"), repo / "AGENTS.md"]:
         if path.is_file():
             assert PW not in path.read_text(errors="replace"), path
+
+
+def test_an_applied_rule_is_not_proposed_again(run, store, repo, monkeypatch):
+    """The label after an applied rule does not hide it from the "already present" check."""
+    from selflearn.learning import proposals
+    card = mined("aha_r", confidence=0.9, solution_steps=["run `make clean` first"])
+    line = proposals.rule_line(card) + proposals.rule_label(card)
+    assert line.endswith("(mined, 3 observations; applied by a person)")
+    assert proposals.present_at(card, {line: 4}) == "AGENTS.md line 4"

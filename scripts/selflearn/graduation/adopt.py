@@ -78,8 +78,10 @@ def _write_rule(memory, p: dict, repo_root: str, rules_file: Optional[str]) -> T
     """Append the rule through the guarded-edit module (which refuses weak rules);
     ``(where, "")``, or ``(where, "<file> line N")`` when the file already says it."""
     target = rules_file or p.get("target") or proposals.RULES_FILE
+    card = memory.folded("cards").get(str(p.get("card") or ""))
+    body = p["body"] + (proposals.rule_label(card) if card else "")  # says where it came from
     try:
-        result = improve.append_rule(repo_root, target, p["body"],
+        result = improve.append_rule(repo_root, target, body,
                                      p.get("rationale") or p["title"], f"proposal {p['id']}",
                                      store_root=memory.root)
     except improve.DuplicateRule as dup:
