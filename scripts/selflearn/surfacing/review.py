@@ -89,13 +89,24 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
     return data
 
 
+SCREEN_MAX = 2000  # lessons review screens for the first time per run (verdicts are kept)
+
+
 def flagged(stores: Stores) -> List[dict]:
-    """Live cards the safety screen holds back, with the reasons; a person decides each."""
+    """Live cards the safety screen holds back, with the reasons; a person decides each.
+
+    At most ``SCREEN_MAX`` lessons without a remembered verdict are screened per run (a
+    huge store is judged over a few runs, and every write judges more)."""
     out = []
     judged = verdicts.Verdicts(stores.project.root)
+    fresh = 0
     for card in stores.folded("cards").values():
         if card.get("status", "proposed") in model.HIDDEN_STATUSES:
             continue
+        if not judged.known(card):
+            fresh += 1
+            if fresh > SCREEN_MAX:
+                continue
         reasons = judged.blocked(card)
         if reasons:
             out.append({"id": card["id"], "title": card.get("title", ""),
