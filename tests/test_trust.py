@@ -309,3 +309,14 @@ def test_an_applied_rule_is_not_proposed_again(run, store, repo, monkeypatch):
     line = proposals.rule_line(card) + proposals.rule_label(card)
     assert line.endswith("(mined, 3 observations; applied by a person)")
     assert proposals.present_at(card, {line: 4}) == "AGENTS.md line 4"
+
+
+def test_review_screens_a_big_backlog_over_several_runs(run, store, monkeypatch):
+    from selflearn.surfacing import index, review
+    monkeypatch.setattr(index, "WARM", 1)  # each write judges one lesson
+    monkeypatch.setattr(review, "SCREEN_MAX", 1)
+    seed_record({"aha_cards": [mined(f"aha_{n}") for n in range(3)] + [mined("aha_evil",
+                                                                             problem=EVIL)]})
+    seen = [js(run, "review")["unscreened"] for _ in range(3)]
+    assert seen == [2, 1, 0]
+    assert [c["id"] for c in js(run, "review")["flagged"]] == ["aha_evil"]

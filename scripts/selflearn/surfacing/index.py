@@ -14,7 +14,7 @@ from ..storage.memory import Memory, Stores
 from ..storage.text import document, plain
 
 TOP = 10
-WARM = 300   # lessons screened per refresh at most (a refresh follows every write)
+WARM = 100   # lessons screened per refresh at most (a refresh follows every write)
 
 
 def _cell(text) -> str:

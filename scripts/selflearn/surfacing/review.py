@@ -4,7 +4,7 @@ Both return data only; the CLI renders text or JSON. Text stays short (top
 items plus where to see more); JSON holds everything.
 """
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from . import catalog, score
 from ..storage.text import clean
@@ -83,20 +83,20 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
         "mined_candidates": [c for c in cards if c["status"] == "candidate"],
         "proposals": proposals.pending(stores.project),
         "effectiveness": reinforce.effectiveness(stores.project),
-        "flagged": flagged(stores),
     }
+    data["flagged"], data["unscreened"] = flagged(stores)
     data["next_actions"] = next_actions(data, stores)
     return data
 
 
-SCREEN_MAX = 2000  # lessons review screens for the first time per run (verdicts are kept)
+SCREEN_MAX = 500  # lessons review screens for the first time per run (verdicts are kept)
 
 
-def flagged(stores: Stores) -> List[dict]:
-    """Live cards the safety screen holds back, with the reasons; a person decides each.
-
-    At most ``SCREEN_MAX`` lessons without a remembered verdict are screened per run (a
-    huge store is judged over a few runs, and every write judges more)."""
+def flagged(stores: Stores) -> Tuple[List[dict], int]:
+    """Live cards the safety screen holds back, with the reasons (a person decides each),
+    and how many live cards are not screened yet. At most ``SCREEN_MAX`` lessons without a
+    remembered verdict are screened per run (a big store is judged over a few runs, every
+    write judges more, and advice screens whatever it is about to say)."""
     out = []
     judged = verdicts.Verdicts(stores.project.root)
     fresh = 0
@@ -113,7 +113,7 @@ def flagged(stores: Stores) -> List[dict]:
                         "status": card.get("status", "proposed"),
                         "origin": card.get("origin", "agent"), "reasons": reasons})
     judged.save()
-    return sorted(out, key=lambda c: c["id"])
+    return sorted(out, key=lambda c: c["id"]), max(0, fresh - SCREEN_MAX)
 
 
 def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -> dict:
@@ -190,6 +190,9 @@ def render_review(data: dict) -> List[str]:
                      "person accepts):")
         lines += [f"  {c['id']} {clean(c['title'])[:80]} ({clean(c['reasons'][0])[:120]})"
                   for c in data["flagged"][:SHOW]]
+    if data.get("unscreened"):
+        lines.append(f"Not screened yet: {data['unscreened']} lesson(s) (run `review` again; "
+                     "advice screens whatever it is about to say)")
     if data["proposals"]:
         lines.append("Proposals waiting for a decision:")
         lines += [f"  {p['id']} [{p['kind']}] {p['title']}" for p in data["proposals"][:SHOW]]
