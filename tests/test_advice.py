@@ -290,13 +290,25 @@ def test_cited_paths_are_checked_conservatively(repo, text, stale):
     assert reason == (f"cites {stale}, which no longer exists" if stale else None)
 
 
-def test_every_checked_field_counts(repo):
+def test_only_what_the_fix_relies_on_is_checked(repo):
     (repo / "src").mkdir()
-    for field in advice.STALE_FIELDS:
-        value = "src/old.py" if field == "when_to_use" else ["src/old.py"]
-        assert advice.stale_reason({field: value}, str(repo), {}) is not None
-    assert advice.stale_reason({"title": "src/old.py", "problem": "src/old.py"}, str(repo), {}) \
-        is None
+    assert advice.STALE_FIELDS == ("solution_steps",)
+    assert advice.stale_reason({"solution_steps": ["src/old.py"]}, str(repo), {}) is not None
+    # a lesson about a missing file names it everywhere but in its fix: it keeps reaching
+    # the agent (the real-client e2e test: `cat config/settings.yaml` fails, the example is read)
+    (repo / "config").mkdir()
+    (repo / "config" / "settings.example.yaml").write_text("port: 1\n")
+    missing = {"title": "`cat` fails with `cat: config/settings.yaml: No such file or directory`",
+               "problem": "config/settings.yaml", "when_to_use": "`cat config/settings.yaml`",
+               "evidence": ["example (cat): `cat config/settings.yaml` failed"],
+               "solution_steps": ["use `cat config/settings.example.yaml` instead of "
+                                  "`cat config/settings.yaml`",
+                                  "run `bash config/setup.sh` (the error suggests it) after "
+                                  "`cat config/settings.yaml` fails"]}
+    assert advice.stale_reason(missing, str(repo), {}) == \
+        "cites config/setup.sh, which no longer exists"  # the second fix relies on a gone script
+    missing["solution_steps"].pop()
+    assert advice.stale_reason(missing, str(repo), {}) is None
 
 
 # --- session log from the CLI -----------------------------------------------------------------

@@ -5,6 +5,7 @@ import subprocess
 import pytest
 
 from selflearn.storage import store as jsonl
+from selflearn.surfacing import search
 
 
 def record(run, payload):
@@ -55,7 +56,15 @@ def test_query_ranks_by_relevance(run, query, best):
 def test_unrelated_query_returns_nothing(run):
     record(run, {"aha_cards": CARDS})
     data = js(run, "list", "--query", "kubernetes helm chart")
-    assert data["count"] == 0 and data["message"] == "No card matches these filters."
+    assert data["count"] == 0 and data["message"] == (
+        "No card answers 'kubernetes helm chart': nothing stored is about it (a card must cover "
+        "about a third of what the query asks).")
+    # mostly answered: kept; one shared word in a question about something else: not
+    data = js(run, "list", "--query", "hook fires twice on kubernetes")
+    assert [i["id"] for i in data["items"]] == ["aha_camel"]
+    assert js(run, "list", "--query", "kubernetes helm chart values override hook")["count"] == 0
+    assert js(run, "list", "--query", "pytest", "--tag", "nosuchtag")["message"] == \
+        "No card matches these filters."
 
 
 def test_ties_broken_by_score_then_recency(run):
@@ -284,3 +293,21 @@ def test_first_record_in_a_git_repo_ignores_the_store(run, repo):
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
                             text=True, check=True).stdout
     assert ".agent-skills" not in status
+
+
+@pytest.mark.parametrize("a, b", [("indexing", "index"), ("indexes", "index"), ("exports", "export"),
+                                  ("exported", "export"), ("running", "run"), ("caching", "cache"),
+                                  ("files", "file"), ("installed", "install"), ("policies", "policy")])
+def test_word_forms_meet(a, b):
+    assert search.tokenize(a) == search.tokenize(b)
+
+
+def test_short_words_and_codes_are_not_stemmed():
+    assert search.tokenize("uses E0425 utf8 class") == ["uses", "e0425", "0425", "utf8", "utf", "class"]
+
+
+def test_a_query_finds_cards_by_another_word_form(run):
+    record(run, {"aha_cards": [{"id": "aha_idx", "title": "Rebuild the search index after a schema change"},
+                               {"id": "aha_exp", "title": "New functions must be listed in __all__ to be exported"}]})
+    assert [i["id"] for i in js(run, "list", "--query", "indexing")["items"]] == ["aha_idx"]
+    assert [i["id"] for i in js(run, "list", "--query", "exports")["items"]] == ["aha_exp"]

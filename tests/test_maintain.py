@@ -153,11 +153,29 @@ def test_promotes_a_candidate_that_meets_the_bar(run, clock, store):
     assert card["status"] == "candidate"  # its observations span minutes, not days
     jsonl.append(str(store / "aha_cards.jsonl"), [{
         **{k: v for k, v in card.items() if not k.startswith("_")},
+        "solution_steps": ["run `npm ci` before `npm test`: it then no longer failed this way"],
         "first_seen": model.iso(model.parse_ts(card["last_seen"])
                                 - lifecycle.PROMOTE_MIN_DAYS * 86400)}])
     clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
     data = js(run)
     assert [c["to"] for c in data["steps"]["promote"]["changes"]] == ["accepted"]
+
+
+@pytest.mark.parametrize("steps", [[], ["to see what failed: `git status --short`"]])
+def test_a_failure_lesson_without_a_fix_is_never_promoted(run, clock, store, steps):
+    failures(store, lifecycle.PROMOTE_MIN_OBSERVATIONS + 2)
+    js(run)
+    (card,) = cards(store).values()
+    jsonl.append(str(store / "aha_cards.jsonl"), [{
+        **{k: v for k, v in card.items() if not k.startswith("_")}, "solution_steps": steps,
+        "first_seen": model.iso(model.parse_ts(card["last_seen"])
+                                - lifecycle.PROMOTE_MIN_DAYS * 86400)}])
+    clock(maintain.MIN_INTERVAL_MINUTES * MINUTE)
+    data = js(run)
+    assert data["steps"]["promote"]["changes"] == []
+    assert cards(store)[card["id"]]["status"] == "candidate"
+    why = lifecycle.assess(cards(store)[card["id"]], None, model.now()).reason
+    assert why == "no fix seen: a failure lesson without one waits for a person"
 
 
 def test_no_store_yet_creates_none(run, clock, store):

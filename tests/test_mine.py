@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from selflearn.learning import fingerprint, mine, mine_base, mine_failures
+from selflearn.observation import causes, observe
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
 from seeding import seed_record  # noqa: E402
@@ -138,6 +139,11 @@ PLANTED = {
 }
 
 
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                       "real_failures.json"), encoding="utf-8") as _fh:
+    REAL = [c for c in json.load(_fh)["cases"] if not causes.hints(c["output"])]
+
+
 def planted_log(seed=7, sessions_per_pattern=(2, 4), noise_sessions=12):
     """Per-session event lists (planted patterns and noise), interleaved at random."""
     rng = random.Random(seed)
@@ -180,6 +186,16 @@ def planted_log(seed=7, sessions_per_pattern=(2, 4), noise_sessions=12):
             event = ("tool_failure", {"tool": "Edit", "tool_kind": "edit", "file": "/a/b.py",
                                       "error": "<tool_use_error>File has not been read yet. Read it "
                                                "first before writing to it.</tool_use_error>"})
+        elif roll < 0.98:  # real output (tests/data/real_failures.json), once, nothing fixes it
+            item = REAL[rng.randrange(len(REAL))]
+            obs = observe.normalize(
+                {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "error": item["output"],
+                 "tool_input": {"command": item["command"] + f" # {_ghij(rng)}"}}, "claude")
+            event = ("tool_failure", {k: v for k, v in obs.items() if k in (
+                "tool", "tool_kind", "args", "family", "error", "exit_code", "hint")})
+        elif roll < 0.99:  # the Read tool's protocol, verbatim from real sessions, everywhere
+            event = ("tool_failure", {"tool": "Read", "tool_kind": "read", "file": "/a/c.py",
+                                      "error": "File does not exist."})
         else:
             event = ("prompt", {"prompt": "fix the build please"})
         sessions[sid].append(event)
@@ -270,9 +286,12 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
     (card,) = cards(store).values()
     assert lesson["fingerprint"] == fp_text and lesson["sessions"] == 2
     assert lesson["id"] == card["id"] and lesson["action"] == "created"
-    assert card["title"] == "`npm test` fails with `Error: Cannot find module <X>`"
-    assert card["when_to_use"] == "`npm test` (Bash) fails with: `Error: Cannot find module <X>`"
-    assert card["problem"].endswith("with: `Error: Cannot find module <X>`")  # quoted, not a step
+    # shown with the raw line of its first occurrence: the module name stays readable
+    module = fail(random.Random(1))["error"].split("'")[1]
+    assert card["title"] == f"`npm test` fails with `Error: Cannot find module '{module}'`"
+    assert card["when_to_use"] == \
+        f"`npm test` (Bash) fails with: `Error: Cannot find module '{module}'`"
+    assert card["problem"].endswith(f"with: `Error: Cannot find module '{module}'`")  # quoted
     assert (card["origin"], card["status"], card["scope"]) == ("mined", "candidate", "project")
     assert card["key"] == "mined:failure:" + fingerprint.digest(fp_text)
     assert card["confidence"] == mine_base.confidence(2, has_fix=True)
@@ -292,7 +311,8 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
 
 
 def test_failure_trigger_is_the_tool_off_the_shell_and_reaches_older_cards(run, store):
-    read = dict(tool="Read", tool_kind="read", args="/repo/a.py", error="EISDIR: is a directory")
+    read = dict(tool="Read", tool_kind="read", args="/repo/a.py",
+                error="EACCES: permission denied, open '/repo/a.py'")
     key = "mined:failure:" + mine_failures.recurs({"event": "tool_failure", **read})
     older = {"title": "`Read` fails", "key": key, "origin": "mined", "status": "candidate",
              "confidence": 0.4}  # as mined before cards had a trigger
@@ -511,7 +531,7 @@ def test_text_output(run, store):
     lines = out.splitlines()
     assert lines[0] == f"read 2 new observation(s) from byte 0 to {os.path.getsize(log.path)} ({', '.join(mine.MINERS)})"
     assert lines[1].startswith("created aha_") and lines[1].endswith(
-        ": `npm test` fails with `Error: Cannot find module <X>` (2 sessions, confidence 0.4)")
+        ": `npm test` fails with `Error: Cannot find module 'x'` (2 sessions, confidence 0.4)")
     assert lines[2] == f"checkpoint: byte {os.path.getsize(log.path)} in {store / 'mine_state.json'}"
     assert "`npm test` fails with" in (store / "INDEX.md").read_text()
     code, out, _ = run(["mine"])

@@ -6,11 +6,13 @@ arguments and ids) mixed with realistic noise (unrelated edits and commands, one
 coincidences, plain failures, approvals answered by failures, ...). Precision and recall
 are computed over several seeds and printed.
 """
+import os
 import json
 import random
 
 import pytest
 
+from selflearn.observation import observe
 from selflearn.storage import config
 from selflearn.learning import fingerprint, mine, mine_bypass, mine_denials, mine_edits
 from selflearn.learning import mine_preferences
@@ -20,8 +22,29 @@ from test_mine import Log, _ghij, cards, js, shell, snapshot
 SEEDS = (1, 2, 3, 4, 5)
 
 
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                       "real_failures.json"), encoding="utf-8") as _fh:
+    REAL = json.load(_fh)["cases"]
+
+
+def real_noise(rng, n=8):
+    """Failures with real tool output (tests/data/real_failures.json), as the hook stores them."""
+    out = []
+    for item in rng.sample(REAL, n):
+        obs = observe.normalize({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                                 "tool_input": {"command": item["command"]},
+                                 "error": item["output"]}, "claude")
+        out.append(("tool_failure", {k: v for k, v in obs.items() if k in (
+            "tool", "tool_kind", "args", "family", "error", "exit_code", "hint")}))
+    return out
+
+
 def interleave(rng, sessions):
-    """Per-session event lists merged in random order, each session's order kept."""
+    """Per-session event lists merged in random order, each session's order kept; real tool
+    output is added as noise to random sessions first."""
+    names = sorted(sessions)
+    for event in real_noise(rng):
+        sessions[rng.choice(names)].append(event)
     merged, queues = [], {sid: list(ev) for sid, ev in sessions.items() if ev}
     while queues:
         sid = rng.choice(sorted(queues))
@@ -120,7 +143,7 @@ def edits_log(seed):
         elif roll < 0.4:  # a correction made in one session only, even three times
             sessions[sid] += [edit(path, "", f"{w} = compute_{w}()"),
                               edit(path, f"compute_{w}", f"calc_{w}")] * 3
-        elif roll < 0.55:  # the same change everywhere, but never of text the agent wrote
+        elif roll < 0.55:  # the same change of code the agent did not write: a convention
             sessions[sid].append(edit(path, "var total = 0", "let total = 0"))
         elif roll < 0.65:  # too short to be held by chance
             sessions[sid] += [edit(path, "a", "b"), edit(path, "b = a + c", "b = a - c")]
@@ -135,7 +158,8 @@ def edits_log(seed):
 
 def test_edits_planted_corrections_are_found_and_noise_is_not(run, store, capsys):
     precision, recall, wrong = precision_recall(run, store, "edits", edits_log,
-                                                set(PLANTED_EDITS), capsys)
+                                                set(PLANTED_EDITS) | {"convention|var -> let"},
+                                                capsys)
     assert wrong == [] and (precision, recall) == (1.0, 1.0)
 
 

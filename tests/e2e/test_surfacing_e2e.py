@@ -1,10 +1,12 @@
 """The whole loop with the real Claude Code client: observe, learn, surface, evaluate.
 
-Three sessions on three days hit the same failing `npm test`; `maintain` mines it
-into a lesson and promotes it; the fourth session's first request to the Messages
-API carries the lesson (put there by our SessionStart hook), and `reinforce`
-credits the lesson when the session works and the failure does not come back. Days are set with the
-fake clock (SELF_LEARNING_NOW), which hooks and commands both honour.
+Three sessions on three days read a settings file that does not exist, then the example
+file next to it; `maintain` mines the failure with that fix into a lesson and promotes it
+(the just-in-time check keeps it: the missing file is the lesson, the file its fix reads
+exists). The fourth session's first request to the Messages API carries the lesson and its
+fix (put there by our SessionStart hook), and `reinforce` credits the lesson when the session
+reads the right file and the failure does not come back. Days are set with the fake clock
+(SELF_LEARNING_NOW), which hooks and commands both honour.
 """
 import json
 
@@ -14,8 +16,8 @@ import claude_harness as ch
 
 pytestmark = pytest.mark.e2e
 
-FAILING = ("npm test 2>/dev/null || { echo \"Error: Cannot find module 'left-pad'\" >&2; "
-           "exit 1; }")
+FAILING = "cat config/settings.yaml"
+FIX = "cat config/settings.example.yaml"
 DAYS = ["2026-03-02T10:00:00Z", "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z"]
 
 
@@ -35,10 +37,13 @@ def _json(done):
 def test_a_lesson_from_three_sessions_reaches_the_fourth(claude_binary, skill_project,
                                                          tmp_path, monkeypatch):
     project, store, run_cli = skill_project
+    (project / "config").mkdir()
+    (project / "config" / "settings.example.yaml").write_text("port: 8080\n")
     for day in DAYS:
         _session(claude_binary, project, tmp_path / "home", day,
-                 [ch.tool_use("Bash", {"command": FAILING, "description": "Run the tests"}),
-                  "The tests fail."], "run the tests")
+                 [ch.tool_use("Bash", {"command": FAILING, "description": "Read the settings"}),
+                  ch.tool_use("Bash", {"command": FIX, "description": "Read the example"}),
+                  "The port is 8080."], "which port does the app use?")
 
     failures = [json.loads(line) for line in (store / "observations.jsonl").read_text()
                 .splitlines() if '"tool_failure"' in line]
@@ -49,15 +54,16 @@ def test_a_lesson_from_three_sessions_reaches_the_fourth(claude_binary, skill_pr
     report = _json(run_cli("maintain", "--format", "json"))
     cards = _json(run_cli("list", "--format", "json", "--status", "accepted"))["items"]
     (lesson,) = [c for c in cards if c.get("origin") == "mined"]
-    assert "npm test" in lesson["title"] and "Cannot find module" in lesson["title"], report
+    assert lesson["title"] == ("`cat` fails with `cat: config/settings.yaml: No such file or "
+                               "directory`"), report
+    assert lesson["solution_steps"][0] == f"use `{FIX}` instead of `{FAILING}`"
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T09:00:00Z")
     server = _session(claude_binary, project, tmp_path / "home", "2026-03-05T09:00:00Z",
-                      [ch.tool_use("Bash", {"command": "npm test 2>/dev/null || true",
-                                            "description": "Run the tests"}),
-                       "Nothing to fix today."], "what changed since yesterday?")
+                      [ch.tool_use("Bash", {"command": FIX, "description": "Read the settings"}),
+                       "The port is 8080."], "which port does the app use?")
     first = server.main_requests[0].text()
-    assert lesson["id"] in first and "Cannot find module" in first
+    assert lesson["id"] in first and "settings.example.yaml" in first
 
     surfacings = [json.loads(line) for line in (store / "surfacings.jsonl").read_text()
                   .splitlines()]

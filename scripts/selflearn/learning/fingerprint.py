@@ -11,6 +11,8 @@ start new clusters; note such changes in references/LEARNING.md.
 import hashlib
 import re
 
+from ..observation import causes
+
 # Order matters: a rule must not see what an earlier one already replaced.
 _RULES = (
     (re.compile(r"</?tool_use_error>"), ""),
@@ -26,30 +28,26 @@ _RULES = (
     (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"), "<hex>"),
     (re.compile(r"(?<![A-Za-z<])\d+(?:\.\d+)*"), "<n>"),
 )
-# A line naming an error beats one that only gives context ("To github.com:...").
-_STRONG = re.compile(r"\w*(?:error|exception)\b\s*[:!]|^\s*(?:fatal|error|err!)\b|npm err!",
-                     re.I)
-_WEAK = re.compile(r"not found|no such|cannot|can't|could not|couldn't|failed|failure|denied|"
-                   r"refused|invalid|unknown|missing|unable|timed out|timeout|panic|abort|"
-                   r"unrecognized|not allowed|permission", re.I)
-
-
+# A branch, tag or remote named after these words varies between sessions ("The current
+# branch fix-42 has no upstream branch"); the words that follow them in prose stay.
+_REF = re.compile(r"(?<![-\w])(branch|tag|remote|ref|worktree|origin|upstream)\s+(?!<)"
+                  r"(\w(?:[\w.+@-]*\w)?)", re.I)
+_PROSE = {"has", "have", "is", "was", "to", "from", "the", "a", "an", "of", "and", "or", "name",
+          "names", "already", "does", "not", "with", "for", "in", "on", "that", "which", "you",
+          "set", "called", "named", "exists", "upstream", "tracking", "branch", "origin"}
 def normalize(text: str) -> str:
     """``text`` with its variable parts as placeholders, whitespace collapsed."""
     for pattern, placeholder in _RULES:
         text = pattern.sub(placeholder, text)
+    text = _REF.sub(lambda m: m.group(0) if m.group(2).lower() in _PROSE
+                    else f"{m.group(1)} <ref>", text)
     return " ".join(text.split())
 
 
 def key_line(error: str) -> str:
-    """The most telling line of an error head: the first naming an error, else the first."""
-    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
-    lines = [line for line in lines if line not in ("<tool_use_error>", "</tool_use_error>")]
-    for pattern in (_STRONG, _WEAK):
-        for line in lines:
-            if pattern.search(line):
-                return line
-    return lines[0] if lines else ""
+    """The line of an error that names its cause (``causes.cause_line``: runner-aware, over
+    the whole text, banners and progress lines never chosen), else its first line."""
+    return causes.cause_line(error or "")
 
 
 def command_word(obs: dict) -> str:
@@ -58,7 +56,8 @@ def command_word(obs: dict) -> str:
 
 
 def of_failure(obs: dict):
-    """``(fingerprint text, digest, raw key line)`` of one tool_failure observation."""
+    """``(fingerprint text, digest, raw key line)`` of one tool_failure observation: the
+    fingerprint clusters on the normalized line, the raw line (already redacted) is shown."""
     raw = key_line(str(obs.get("error") or ""))
     head = normalize(raw)[:200] or f"exit code {obs.get('exit_code', '?')}"
     text = "|".join((str(obs.get("tool_kind") or "other"), str(obs.get("tool") or "?"),

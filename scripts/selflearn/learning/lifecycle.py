@@ -100,6 +100,14 @@ def confidence(card: dict, ev: Optional[Evidence], now: float) -> float:
     return round(max(0.0, min(1.0, c - DECAY_PER_WEEK * weeks)), 3)
 
 
+def _has_fix(card: dict) -> bool:
+    """A mined failure names a fix (a step other than a diagnostic); other kinds always do."""
+    if "failure" not in (card.get("tags") or []):
+        return True
+    steps = card.get("solution_steps") or []
+    return any(isinstance(s, str) and not s.startswith("to see what failed") for s in steps)
+
+
 def _idle_days(card: dict, ev: Optional[Evidence], now: float) -> float:
     last = model.parse_ts(last_evidence(card, ev))
     return max(0.0, (now - last) / DAY) if last else 0.0
@@ -144,4 +152,6 @@ def _not_promotable(card: dict, ev: Optional[Evidence], conf: float, now: float)
     if ev is not None and ev.last_violation and \
             now - model.parse_ts(ev.last_violation) < QUIET_DAYS * DAY:
         return f"violated within the last {QUIET_DAYS} days"
+    if not _has_fix(card):
+        return "no fix seen: a failure lesson without one waits for a person"
     return None

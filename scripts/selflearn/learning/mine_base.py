@@ -18,12 +18,22 @@ CONFIDENCE_CAP = 0.9        # confidence never reaches 1: a mined lesson stays a
 CONFIDENCE_KEEP = 0.5       # each session past MIN_SESSIONS keeps this share of the gap to CAP
 FIX_BONUS = 0.05            # added when the log shows what worked instead (still capped)
 # Failures that teach nothing about the project: the user or the agent stopped the tool,
-# or the agent's own read-before-edit protocol (it recovers by reading the file).
+# or the agent's own read-before-edit protocol (it recovers by reading the file), or a call
+# cancelled because another call of the same batch failed.
 IGNORED_EXIT_CODES = (130, 137, 143)  # SIGINT, SIGKILL, SIGTERM: interrupted, not failed
 IGNORED_ERRORS = (
     "interrupted by user", "request interrupted", "user doesn't want to proceed",
     "user declined", "rejected by user", "keyboardinterrupt", "operation was aborted",
-    "has not been read yet", "modified since read",
+    "has not been read yet", "modified since read", "sibling tool call errored",
+)
+# The agent's own built-in tool protocol (Read, Edit, Write, Grep, ...): it recovers by
+# reading, re-quoting or paging; never project knowledge on its own. Shell output is not.
+PROTOCOL_ERRORS = (
+    "file does not exist", "string to replace not found", "matches of the string to replace",
+    "no changes to make", "exceeds maximum allowed", "eisdir", "illegal operation on a directory",
+    "inputvalidationerror", "unknown skill", "file content (", "is a directory",
+    "old_string and new_string are exactly the same", "path does not exist",
+    "file has been unexpectedly modified",
 )
 
 
@@ -49,12 +59,31 @@ def confidence(sessions: int, has_fix: bool = False) -> float:
     return round(min(CONFIDENCE_CAP, value + (FIX_BONUS if has_fix else 0.0)), 3)
 
 
+# A test runner's verdict on the code under work (the edit-test loop), not knowledge about
+# the project: the same assertion failing in two sessions is two different bugs.
+TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal", "expected:",
+                 "test result: failed", "tests failed", "failing tests", "assertion failed",
+                 "e assert ")
+
+
+def test_verdict(line: str) -> bool:
+    """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
+    failing test with a bullet; a suite that failed to run is no verdict)."""
+    low = line.lower()
+    if low.startswith("\u25cf ") and "failed to run" not in low:
+        return True
+    return any(v in low for v in TEST_VERDICTS)
+
+
 def ignored(obs: dict) -> bool:
     """Interrupted or protocol failures: kept in the log, never a lesson."""
     if obs.get("interrupted") is True or obs.get("exit_code") in IGNORED_EXIT_CODES:
         return True
     error = str(obs.get("error") or "").lower()
-    return any(marker in error for marker in IGNORED_ERRORS)
+    if any(marker in error for marker in IGNORED_ERRORS):
+        return True
+    return obs.get("tool_kind") != "shell" and obs.get("tool_kind") != "mcp" \
+        and any(marker in error for marker in PROTOCOL_ERRORS)
 
 
 def cut(text: str, limit: int) -> str:

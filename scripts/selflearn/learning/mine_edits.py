@@ -15,7 +15,7 @@ from difflib import SequenceMatcher
 from typing import Dict, List, Optional, Tuple
 
 from . import fingerprint
-from .mine_base import MIN_SESSIONS, Run, Setup, cut
+from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut
 from .mine_clusters import Clusters, finding, seen_lines
 
 KIND = "edits"
@@ -28,6 +28,9 @@ MAX_FILES_KEPT = 50         # files remembered per session; the least recently e
 MAX_OPEN_SESSIONS = 200     # sessions whose edits are remembered; the least recent dropped
 MAX_CLUSTERS = 5000         # corrections remembered; the least recent not yet lessons dropped
 TRIGGER = "edit"            # card trigger: the tool kind whose use puts the lesson at stake
+CONVENTION_MAX_TOKENS = 8   # a convention is a small substitution (both sides, in tokens)
+CONVENTION_MIN_FILES = 2    # ... seen in this many files, or in MIN_SESSIONS sessions
+CONVENTION_CONFIDENCE = 0.3  # weaker than the agent correcting its own text (START is 0.4)
 CUT_TITLE, CUT_EXAMPLE = 60, 160  # characters of X / Y in a title, of an edit in evidence
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks
 
@@ -107,6 +110,8 @@ def miner(agg: dict, setup: Setup) -> Run:
         found = correction(earlier, old, new)
         if found is not None:
             _count(found, path, old, new, obs)
+        else:
+            _convention(path, old, new, obs)
         earlier.append([old, new])
         del earlier[:-MAX_EDITS_KEPT]
         while len(files) > MAX_FILES_KEPT:
@@ -122,9 +127,28 @@ def miner(agg: dict, setup: Setup) -> Run:
             "undo": 0})
         c["undo"] += how == "undo"
 
+    def _convention(path, old, new, obs) -> None:
+        sub = substitution(old, new)
+        if sub is None:
+            return
+        key, x, y = sub
+        c = clusters.hit(fingerprint.digest("convention|" + key, fold_case=False), obs, lambda: {
+            "change": key, "x": cut(x, CUT_TITLE), "y": cut(y, CUT_TITLE), "convention": True,
+            "example": [cut(path, CUT_EXAMPLE), cut(old, CUT_EXAMPLE), cut(new, CUT_EXAMPLE)],
+            "files": [], "undo": 0})
+        if path not in c["files"] and len(c["files"]) < CONVENTION_MIN_FILES:
+            c["files"].append(path)
+
     def lessons() -> List[dict]:
-        return [_lesson(d, clusters.items[d]) for d in sorted(clusters.changed)
-                if clusters.sessions(d) >= MIN_SESSIONS]
+        out = []
+        for d in sorted(clusters.changed):
+            c = clusters.items[d]
+            if c.get("convention"):
+                if clusters.sessions(d) >= MIN_SESSIONS or len(c["files"]) >= CONVENTION_MIN_FILES:
+                    out.append(_convention_lesson(d, c))
+            elif clusters.sessions(d) >= MIN_SESSIONS:
+                out.append(_lesson(d, c))
+        return out
 
     return Run(wants, feed, lessons)
 
@@ -147,6 +171,45 @@ def _lesson(digest: str, c: dict) -> dict:
         "trigger": TRIGGER,
     }
     return finding(KIND, digest, c["change"], c, card)
+
+
+def substitution(old: str, new: str) -> Optional[Tuple[str, str, str]]:
+    """``(key, X, Y)`` when an edit replaces a few tokens X by Y, both naming something (a
+    word of 3+ letters on each side): a candidate convention; else None."""
+    found = change(old, new)
+    if found is None:
+        return None
+    key, x, y = found
+    sides = key.split(" -> ")
+    if len(sides) != 2 or not x or not y or \
+            len(sides[0].split()) + len(sides[1].split()) > CONVENTION_MAX_TOKENS:
+        return None
+    if not all(any(len(t) >= 3 and t[0].isalpha() for t in side.split()) for side in sides):
+        return None
+    if any((side.count('"') % 2) or (side.count("'") % 2) or (side.count("`") % 2)
+           for side in (x, y)):
+        return None  # cut through a string: not a unit of meaning
+    if x.lower() in y.lower() or y.lower() in x.lower():
+        return None  # an insertion or deletion around a kept word is not a substitution
+    return key, x, y
+
+
+def _convention_lesson(digest: str, c: dict) -> dict:
+    """The card for a substitution made in several files or sessions."""
+    x, y, n = c["x"], c["y"], len(c["sessions"])
+    path, old, new = c["example"]
+    card = {
+        "title": f"Write `{y}`, not `{x}` (convention)",
+        "when_to_use": f"editing code where you would write `{x}`",
+        "problem": f"edits replaced `{x}` with `{y}` {c['count']} time(s) in "
+                   f"{len(c['files'])}+ file(s) and {n} session(s)",
+        "solution_steps": [f"write `{y}` where `{x}` would go"],
+        "evidence": [f"example ({path}): `{old}` -> `{new}`"] + seen_lines(c),
+        "tags": ["mined", "edit", "convention"], "trigger": TRIGGER,
+        "confidence": CONVENTION_CONFIDENCE if n < MIN_SESSIONS else
+        round(min(confidence(n), CONVENTION_CONFIDENCE + 0.1 * (n - 1)), 3),
+    }
+    return finding(KIND, digest, "convention|" + c["change"], c, card)
 
 
 def recurs(obs: dict) -> Optional[str]:

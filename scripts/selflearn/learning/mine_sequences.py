@@ -20,7 +20,7 @@ from .mine_base import Run, Setup, cut, ignored
 
 KIND = "sequences"
 
-WINDOW_HOURS = 72           # a success older than this (before now) no longer counts
+WINDOW_HOURS = 72           # a success older than this (before the newest event) no longer counts
 MIN_SESSIONS = 3            # distinct successful sessions in the window before a proposal
 FAILURE_WEIGHT = 2          # quality = successes - FAILURE_WEIGHT x failures; must be > 0
 CANDIDATE_SESSIONS = 2      # suggest-skills lists patterns from this many sessions (below the bar)
@@ -117,7 +117,7 @@ def miner(agg: dict, setup: Setup) -> Run:
     def lessons() -> List[dict]:
         changed.update(settle(agg, model.now()))
         _expire(agg, model.parse_ts(agg.get("latest", "")) - WINDOW_HOURS * HOUR)
-        return findings(agg, model.now(), MIN_SESSIONS, changed)
+        return findings(agg, horizon(agg), MIN_SESSIONS, changed)
 
     return Run(wants, feed, lessons)
 
@@ -142,6 +142,12 @@ def _step(s: dict, obs: dict, ok: bool) -> None:
         if not s["chain"] or s["chain"][-1][0] != tok:
             s["chain"].append([tok, obs.get("id", "?")])
             del s["chain"][:-MAX_CHAIN]
+
+
+def horizon(agg: dict) -> float:
+    """Where the window ends: the newest observation's own time, so ingested history (a
+    transcript replayed weeks later) is judged as it happened; now when nothing was seen."""
+    return model.parse_ts(agg.get("latest", "")) or model.now()
 
 
 def settle(agg: dict, now: float) -> List[str]:

@@ -330,7 +330,8 @@ def suggest(memory, propose: Optional[str] = None) -> dict:
     now = model.now()
     mine_sequences.settle(agg, now)
     known = _by_key(_all(memory))
-    cands = [f for f in mine_sequences.findings(agg, now, mine_sequences.CANDIDATE_SESSIONS)
+    cands = [f for f in mine_sequences.findings(agg, mine_sequences.horizon(agg),
+                                                mine_sequences.CANDIDATE_SESSIONS)
              if not any(k in known for k in f["proposal"]["covers"])]
     data = {"filed": [], "pending": [], "candidates": []}
     if propose:

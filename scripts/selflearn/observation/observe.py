@@ -43,7 +43,8 @@ _SUBCOMMAND_TOOLS = {
     "git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "docker-compose",
     "kubectl", "pip", "pip3", "uv", "poetry", "pdm", "hatch", "gh", "dotnet", "mvn", "mvnw",
     "gradle", "gradlew", "terraform", "helm", "apt", "apt-get", "brew", "deno", "rustup",
-    "composer", "bundle", "make", "conda", "npx", "bunx", "rake", "mix", "swift", "just"}
+    "composer", "bundle", "make", "conda", "npx", "bunx", "rake", "mix", "swift", "just",
+    "mise", "task", "turbo", "nx", "pixi", "rye"}
 _INTERPRETERS = {"python", "node", "ruby", "perl", "bash", "sh", "zsh", "php"}
 _RUNNER_SUBS = {"run", "run-script", "exec", "x", "dlx"}
 _OPTS_WITH_ARG = {"-C", "-c", "-f", "--prefix", "--manifest-path", "--filter", "-p", "-w"}
@@ -97,8 +98,10 @@ _META = ("exit code", "wall time", "command:", "directory:", "chunk id", "signal
 
 
 def _error_head(text: str):
-    """First 3 non-empty lines, whitespace collapsed, skipping the ``Exit code:``/``Output:``
-    header lines shells wrap output in; flags whether anything was dropped."""
+    """The line naming the cause (searched in the whole output, see ``causes``), then the
+    first non-empty lines, whitespace collapsed, skipping the ``Exit code:``/``Output:``
+    header lines shells wrap output in; 3 lines at most; flags whether anything was dropped."""
+    from . import causes
     lines = []
     for line in text.splitlines():
         line = " ".join(line.split())
@@ -109,8 +112,12 @@ def _error_head(text: str):
             continue
         if line:
             lines.append(line)
+    total = len(lines)
+    cause = causes.cause_line("\n".join(lines))
+    if cause and cause not in lines[:1]:
+        lines = [cause] + [ln for ln in lines if ln != cause and not causes.is_noise(ln)]
     head = "\n".join(lines[:3]) or " ".join(text.split())[:300]
-    return head, len(lines) > 3
+    return head, total > min(3, len(lines))
 
 
 class _Obs(dict):
@@ -119,6 +126,7 @@ class _Obs(dict):
     def __init__(self, agent: str, redact_text):
         super().__init__(agent=agent)
         self._redact = redact_text
+        self.command = ""
 
     def put(self, key: str, value, limit: int = 0, shape: str = "line") -> None:
         """Store ``value``: numbers as they are; strings redacted, then shaped as one
@@ -147,7 +155,16 @@ class _Obs(dict):
         code = _exit_code(text, first_line_code)
         if code is not None:
             self.put("exit_code", code)
+        self.put_failure_text(text)
+
+    def put_failure_text(self, text: str) -> None:
+        """``error`` (cause first), the fixes the output suggests (``hint``), and the family
+        of the part of a compound command that the error names."""
+        from . import causes
+        full = self._redact(text)
         self.put("error", text, 300, "head")
+        self.put("hint", "\n".join(causes.hints(full)), 300, "block")
+        refine_family(self, full)
 
 
 def _exit_code(text: str, first_only: bool = False):
@@ -182,6 +199,9 @@ def _segments(command: str) -> list:
         i += 1
     parts.append("".join(buf))
     return [p.strip() for p in parts if p.strip()]
+
+
+segments = _segments  # public: the miners split compound commands the same way
 
 
 def _is_assignment(token: str) -> bool:
@@ -258,6 +278,7 @@ def _put_tool(obs: _Obs, name: str, tool_input, mcp: bool = False, server: str =
             command = command[-1] if command[:1] in (["bash"], ["sh"], ["zsh"]) else " ".join(
                 str(c) for c in command)
         command = as_str(command)
+        obs.command = command  # whole, for the segment a failure names (not stored)
         obs.put("args", command, 200)
         obs.put("family", command_family(command), 120)
         return
@@ -301,20 +322,36 @@ def _put_result(obs: _Obs, response, trusted: bool = False) -> str:
     r = as_dict(response)
     if isinstance(r.get("interrupted"), bool):
         obs.put("interrupted", r["interrupted"])
-    if trusted:
-        return "tool_success"
     code = next((r[k] for k in ("exit_code", "exitCode", "returnCode")
                  if isinstance(r.get(k), int) and not isinstance(r.get(k), bool)), None)
+    if trusted and not (code or r.get("isError") is True or r.get("error")):
+        return "tool_success"  # an agent that reports failures apart: only explicit ones count
     text = _response_text(response)
-    if code is None and obs.get("tool_kind") == "shell" and "stdout" not in r:
+    if code is None and not trusted and obs.get("tool_kind") == "shell" and "stdout" not in r:
         code = _exit_code(text)
     if code is not None:
         obs.put("exit_code", code)
     if not (code or r.get("isError") is True or r.get("error")):
         return "tool_success"
     err = r.get("error")
-    obs.put("error", as_str(as_dict(err).get("message") or err) or text, 300, "head")
+    obs.put_failure_text(as_str(as_dict(err).get("message") or err) or text)
     return "tool_failure"
+
+
+def refine_family(obs: dict, output: str = "") -> None:
+    """A failed compound shell command belongs to the segment its error names
+    (``cd x && make && ./run`` failing with ``./run: ...`` is a failure of ``./run``)."""
+    output = output or str(obs.get("error") or "")
+    command = getattr(obs, "command", "") or str(obs.get("args") or "")
+    if obs.get("tool_kind") != "shell" or not command or not output:
+        return
+    from . import causes
+    segments = _segments(command)
+    families = [s.split()[0] if s.split()[0] in _PRELUDE else command_family(s) for s in segments]
+    at = causes.failing_segment(segments, families, output)
+    if at >= 0 and families[at]:
+        obs["family"] = obs._redact(families[at])[:120] if isinstance(obs, _Obs) \
+            else families[at][:120]
 
 
 # --- dialects ---------------------------------------------------------------

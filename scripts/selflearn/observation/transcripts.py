@@ -142,6 +142,10 @@ def _payloads(entry: dict, cur: dict) -> list:
                     text = _between(text, "tool_use_error") or text
                 payload.update(hook_event_name="PostToolUseFailure", error=text,
                                is_interrupt=interrupted)
+                if fields.get("tool_kind") == "shell":  # the hook sees the command too: the
+                    payload.update(tool_name=fields.get("tool"),  # error may name a segment
+                                   tool_input={"command": fields.get("_command")
+                                               or fields.get("args", "")})
             else:
                 payload.update(hook_event_name="PostToolUse", tool_response=response or text)
             out.append((payload, fields))
@@ -153,7 +157,11 @@ def _payloads(entry: dict, cur: dict) -> list:
             if block.get("type") == "tool_use" and as_str(block.get("id")):
                 pre = observe.normalize({"hook_event_name": "PreToolUse", "tool_name": as_str(
                     block.get("name")), "tool_input": block.get("input")}, "claude") or {}
-                cur["pending"][block["id"]] = {k: pre[k] for k in _TOOL_KEYS if k in pre}
+                fields = {k: pre[k] for k in _TOOL_KEYS if k in pre}
+                command = as_dict(block.get("input")).get("command")
+                if pre.get("tool_kind") == "shell" and isinstance(command, str):
+                    fields["_command"] = command[:2000]  # for a failure's owner segment only
+                cur["pending"][block["id"]] = fields
         said = _text(blocks)
         if message.get("stop_reason") == "end_turn" and said and not entry.get("isSidechain"):
             out.append((dict(base, hook_event_name="Stop", last_assistant_message=said), {}))
@@ -165,6 +173,7 @@ def _payloads(entry: dict, cur: dict) -> list:
 
 def _with_tool(obs: dict, fields: dict) -> dict:
     """The tool fields of the answered tool_use, placed where the hook puts them."""
+    fields = {k: v for k, v in fields.items() if not k.startswith("_")}
     if not fields:
         return obs
     out: dict = {}

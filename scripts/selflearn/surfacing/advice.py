@@ -42,7 +42,9 @@ CANDIDATE_FLOOR = 0.6      # with a query: least relevance of a candidate (none 
 HALF_LIFE_DAYS = 30.0      # recency halves every this many days since the last evidence
 ESCALATION = 0.5           # each violation multiplies priority by (1 + ESCALATION x violations)
 # --- just-in-time stale check ----------------------------------------------------------------
-STALE_FIELDS = ("when_to_use", "solution_steps", "evidence")  # where cited paths are read
+# Where cited paths are read: only what the fix relies on. A lesson about a missing path
+# cites it in its title, problem and evidence, and must keep reaching the agent.
+STALE_FIELDS = ("solution_steps",)
 INTERPRETERS = frozenset(("bash", "sh", "zsh", "source", ".", "python", "python3", "node",
                           "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"))
 SCRIPT_EXTENSIONS = frozenset(("sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "rb",
@@ -176,11 +178,18 @@ def rank(memory, query: Optional[str], now: float) -> List[Ranked]:
 
 # --- just-in-time stale check ----------------------------------------------------------------
 
+# A mined step names the fix, then what failed ("use `b` instead of `a`", "run `b` ... after
+# `a` fails"); only the fix must still exist.
+_FAILED_PART = (" instead of `", " after `", " before `")
+
+
 def _texts(card: dict) -> Iterable[str]:
     for name in STALE_FIELDS:
         value = card.get(name)
         for text in (value if isinstance(value, list) else [value]):
             if isinstance(text, str):
+                for marker in _FAILED_PART:
+                    text = text.split(marker, 1)[0]
                 yield text
 
 

@@ -14,6 +14,7 @@ from . import score, search
 from ..storage.memory import Stores
 
 DAY = 86400.0
+COVERAGE_FLOOR = 0.3  # a card must answer this share of what the query asks (idf-weighted)
 
 
 def _public(record: dict) -> dict:
@@ -100,8 +101,9 @@ def keep(view: dict, skill=None, tag=None, scope=None, statuses=None) -> bool:
 def rank(views: List[dict], query: Optional[str]) -> List[dict]:
     """Best first: relevance (when a query is given), then score, then recency."""
     if query:
-        for view, rel in zip(views, search.bm25(query, views)):
-            view["relevance"] = rel
+        for view, rel, share in zip(views, search.bm25(query, views),
+                                    search.coverage(query, views)):
+            view["relevance"] = rel if share >= COVERAGE_FLOOR else 0.0
         views = [v for v in views if v["relevance"] > 0]
     else:
         for view in views:

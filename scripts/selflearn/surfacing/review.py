@@ -23,6 +23,10 @@ def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str]
     data = {"count": len(items), "total": len(matched), "items": items}
     if not views:
         data["message"] = EMPTY
+    elif not matched and query and catalog.rank(
+            [v for v in views if catalog.keep(v, skill, tag, None, statuses)], None):
+        data["message"] = (f"No card answers {query!r}: nothing stored is about it "
+                           "(a card must cover about a third of what the query asks).")
     elif not matched:
         data["message"] = "No card matches these filters."
     return data

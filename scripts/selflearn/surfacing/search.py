@@ -1,8 +1,8 @@
-"""Relevance ranking: a code-aware tokenizer and field-weighted BM25.
+"""Relevance ranking: a code-aware tokenizer, field-weighted BM25 and query coverage.
 
 Tokens split on snake_case, camelCase, paths and punctuation, so a query for
-``session start`` finds ``SessionStart`` and ``session_start.py``. Pure
-functions over dicts; no store access.
+``session start`` finds ``SessionStart`` and ``session_start.py``, and are lightly
+stemmed (``indexing`` finds ``index``). Pure functions over dicts; no store access.
 """
 
 import math
@@ -20,16 +20,41 @@ FIELD_WEIGHTS = {"title": 3.0, "tags": 2.0, "when_to_use": 2.0, "problem": 1.0,
 K1, B = 1.2, 0.75
 
 
+_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """A light stem so word forms meet: indexing/indexed/indexes -> index, exports/exported ->
+    export, caching/cached/cache -> cach, running -> run. Words of 4 letters or fewer, and
+    words with digits, stay as they are."""
+    if len(word) <= 4 or not word.isalpha():
+        return word
+    for suffix in _SUFFIXES:
+        if not word.endswith(suffix) or len(word) - len(suffix) < 3:
+            continue
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
+            return word
+        base = word[:-len(suffix)] + ("y" if suffix == "ies" else "")
+        if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+            base = word[:-1]  # files -> file
+        if suffix in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2] \
+                and base[-1] not in "lsz":
+            base = base[:-1]  # running -> run, but installed -> install
+        word = base
+        break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
 def tokenize(text: str) -> List[str]:
-    """Lower-case word pieces; compound words also yield their parts."""
+    """Lower-case, lightly stemmed word pieces; compound words also yield their parts."""
     out = []
     for word in _WORD.findall(text or ""):
         parts = _CAMEL.findall(word)
         lowered = word.lower()
         if lowered not in STOPWORDS and len(lowered) > 1:
-            out.append(lowered)
+            out.append(stem(lowered))
         if len(parts) > 1:
-            out.extend(p.lower() for p in parts if len(p) > 1 and p.lower() not in STOPWORDS)
+            out.extend(stem(p.lower()) for p in parts if len(p) > 1 and p.lower() not in STOPWORDS)
     return out
 
 
@@ -46,6 +71,24 @@ def document(record: dict, fields: Dict[str, float] = FIELD_WEIGHTS) -> Dict[str
         for token in tokenize(_field_text(record.get(name))):
             tf[token] = tf.get(token, 0.0) + weight
     return tf
+
+
+def coverage(query: str, records: Sequence[dict],
+             fields: Dict[str, float] = FIELD_WEIGHTS) -> List[float]:
+    """Per record, the share of the query's information it answers: the idf of the query
+    terms it holds over the idf of all of them (a term no record holds weighs the most)."""
+    terms = list(dict.fromkeys(tokenize(query)))
+    docs = [document(r, fields) for r in records]
+    if not terms or not docs:
+        return [0.0] * len(docs)
+    n = len(docs)
+    idf = {t: math.log(1 + (n - sum(1 for d in docs if t in d) + 0.5)
+                       / (sum(1 for d in docs if t in d) + 0.5)) for t in terms}
+    total = sum(idf.values()) or 1.0
+
+    def holds(doc: Dict[str, float], term: str) -> bool:  # "cache" in "cacheprovider" counts
+        return term in doc or (len(term) >= 4 and any(term in w for w in doc if len(w) > len(term)))
+    return [round(sum(idf[t] for t in terms if holds(d, t)) / total, 4) for d in docs]
 
 
 def bm25(query: str, records: Sequence[dict],

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Learning quality on real sessions: replay public Claude Code transcripts, judge the lessons.
+
+Each project of bench/learning/manifest.json gets a throwaway repository and store; its
+sessions go through `ingest-transcripts` -> `maintain --force` (which mines) in-process. Every
+mined card is then judged by bench/learning/labels.json (useful / vague / noise / wrong, first
+rule that matches the card's project, kind and text wins; a card no rule matches is
+`unlabelled`) and the hand-written gold lessons of bench/learning/gold.json are looked for
+among the useful cards. Prints one row per project and the totals.
+Usage: python3 bench/learning_quality.py [--format text|json] [--show]
+"""
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+from typing import Dict, List
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(REPO, "bench", "learning")
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+
+from selflearn.cli import parser as cli  # noqa: E402
+from selflearn.storage import store  # noqa: E402
+
+LABELS = ("useful", "vague", "noise", "wrong", "unlabelled")
+
+
+def load(name: str) -> dict:
+    with open(os.path.join(DATA, name), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _run(argv: List[str]) -> dict:
+    """One in-process command with JSON output; a failure stops the benchmark."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(argv + ["--format", "json"])
+    if code != 0:
+        raise SystemExit(f"learning_quality: {' '.join(argv[:1])} failed ({code}): {err.getvalue()}")
+    return json.loads(out.getvalue() or "{}")
+
+
+def replay(project: str, files: List[str], root: str) -> List[dict]:
+    """The mined cards (latest version of each) after replaying ``files`` into a fresh store."""
+    os.makedirs(os.path.join(root, ".git"), exist_ok=True)
+    _run(["ingest-transcripts", "--repo-root", root, *files])
+    _run(["maintain", "--force", "--repo-root", root])
+    paths = _run(["paths", "--repo-root", root])
+    cards_path = paths["files"]["cards"]
+    latest: Dict[str, dict] = {}
+    for card in store.read(cards_path)[0] if cards_path else []:
+        latest[card.get("id")] = card
+    return [c for c in latest.values() if c.get("origin") == "mined"]
+
+
+def text_of(card: dict) -> str:
+    """What a rule or a gold lesson is matched against: the words a reader sees."""
+    parts = [card.get("title", ""), card.get("when_to_use", ""), card.get("problem", "")]
+    parts += list(card.get("solution_steps") or [])
+    return "\n".join(str(p) for p in parts)
+
+
+def kind_of(card: dict) -> str:
+    tags = card.get("tags") or []
+    for kind in ("failure", "edit", "bypass", "denied", "approved", "preference", "convention"):
+        if kind in tags:
+            return kind
+    return str(card.get("key", "")).split(":")[1] if ":" in str(card.get("key", "")) else "?"
+
+
+def label(card: dict, project: str, rules: List[dict]) -> dict:
+    """The first rule of ``labels.json`` that matches the card, else ``unlabelled``."""
+    text, kind = text_of(card), kind_of(card)
+    for rule in rules:
+        if rule.get("project", project) != project or rule.get("kind", kind) != kind:
+            continue
+        if re.search(rule["match"], text):
+            return {"label": rule["label"], "rule": rule["match"], "why": rule.get("why", "")}
+    return {"label": "unlabelled", "rule": "", "why": ""}
+
+
+def gold_found(g: dict, judged: List[dict]) -> bool:
+    """A gold lesson is found when a useful card of its project states it (and its fix)."""
+    for j in judged:
+        if j["project"] != g["project"] or j["label"] != "useful":
+            continue
+        text = text_of(j["card"])
+        if re.search(g["match"], text) and (not g.get("needs") or re.search(g["needs"], text)):
+            return True
+    return False
+
+
+def measure() -> dict:
+    """Replay every project; the judged cards, the gold results and the totals."""
+    manifest, rules, gold = load("manifest.json"), load("labels.json")["rules"], load("gold.json")
+    projects: Dict[str, List[str]] = {}
+    for s in manifest["sessions"]:
+        projects.setdefault(s["project"], []).append(os.path.join(DATA, s["file"]))
+    judged: List[dict] = []
+    saved = {k: os.environ.get(k) for k in ("SELF_LEARNING_USER", "SELF_LEARNING_REPO_ROOT")}
+    os.environ["SELF_LEARNING_USER"] = "bench"
+    os.environ.pop("SELF_LEARNING_REPO_ROOT", None)
+    try:
+        with tempfile.TemporaryDirectory(prefix="learning-quality-") as tmp:
+            for project, files in projects.items():
+                for card in replay(project, files, os.path.join(tmp, project)):
+                    judged.append(dict(label(card, project, rules), project=project, card=card))
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    found = {g["id"]: gold_found(g, judged) for g in gold["gold"]}
+    rows = []
+    for project in list(projects) + ["total"]:
+        mine = [j for j in judged if project in ("total", j["project"])]
+        golds = [g for g in gold["gold"] if project in ("total", g["project"])]
+        row = {"project": project, "sessions": sum(1 for s in manifest["sessions"]
+                                                   if project in ("total", s["project"])),
+               "mined": len(mine), "gold": len(golds), "gold_found": sum(found[g["id"]] for g in golds)}
+        row.update({name: sum(1 for j in mine if j["label"] == name) for name in LABELS})
+        rows.append(row)
+    total = rows[-1]
+    return {"schema": 1, "rows": rows, "gold_found": found,
+            "useful_share": round(total["useful"] / total["mined"], 3) if total["mined"] else 0.0,
+            "gold_share": round(total["gold_found"] / total["gold"], 3) if total["gold"] else 0.0,
+            "lessons": [{"project": j["project"], "label": j["label"], "title": j["card"].get("title"),
+                         "steps": j["card"].get("solution_steps") or [], "key": j["card"].get("key"),
+                         "status": j["card"].get("status"), "confidence": j["card"].get("confidence")}
+                        for j in judged]}
+
+
+def render(data: dict, show: bool) -> List[str]:
+    head = ("project", "sessions", "mined", "useful", "vague", "noise", "wrong", "unlabelled", "gold")
+    lines = ["{:<20}{:>9}{:>7}{:>8}{:>7}{:>7}{:>7}{:>11}{:>9}".format(*head)]
+    for r in data["rows"]:
+        lines.append("{:<20}{:>9}{:>7}{:>8}{:>7}{:>7}{:>7}{:>11}{:>9}".format(
+            r["project"], r["sessions"], r["mined"], r["useful"], r["vague"], r["noise"],
+            r["wrong"], r["unlabelled"], f"{r['gold_found']}/{r['gold']}"))
+    lines.append(f"useful: {data['useful_share']:.0%} of mined lessons; gold found: "
+                 f"{data['gold_share']:.0%}; wrong: {data['rows'][-1]['wrong']}")
+    if show:
+        for j in data["lessons"]:
+            lines.append(f"  [{j['label']}] {j['project']}: {j['title']}"
+                         + "".join(f"\n      step: {s}" for s in j["steps"]))
+        lines += [f"  gold {'found' if ok else 'MISSED'}: {gid}" for gid, ok in data["gold_found"].items()]
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--show", action="store_true", help="list every lesson and gold lesson")
+    args = parser.parse_args(argv)
+    data = measure()
+    print(json.dumps(data, indent=1) if args.format == "json" else "\n".join(render(data, args.show)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Reading a failed command's output: the line that names the cause, the hints, the owner.
+
+Owns: ``cause_line`` (the line of a whole output, head and tail, that names the error, aware
+of common runners: jest/vitest, pytest, cargo/rustc, tsc, go, mix, make/gcc, npm, git, shell),
+``hints`` (fixes the output itself suggests: git ``hint:`` lines, "did you mean", "run X to",
+"to update it: X"), ``failing_segment`` (the part of a compound command the error names) and
+the tests ``hidden_success`` and ``riskier`` used to judge a fix.
+Invariant: plain string methods only, no imports at all; this module is loaded on the hook
+path when a tool fails. Must not import cli or anything above observation.
+"""
+
+# Lines that frame output but never name a cause: banners, progress, echoed scripts.
+_NOISE_PREFIXES = (
+    "> ", "$ ", "+ ", "compiling ", "generated ", "==> ", "getting extensions", "running ",
+    "finished ", "downloading ", "downloaded ", "resolving ", "checking ", "from ", "* branch",
+    "auto-merging", "remote:", "to ", "exit code", "npm warn", "npm notice", "warning: ",
+    "info ", "updating ", "fetching ", "installing ", "building ", "starting ", "waiting ",
+    "hint:", "note:", "help:", "= note", "= help", "in file included from", "make[",
+    "make: entering", "make: leaving", "traceback (most recent call last)",
+    "the above exception", "during handling of", "ok ", "ok\t", "passed", "pass ",
+    "test result:", "(use \"git", "to have this happen automatically",
+)
+_NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)",
+                   "fatal: the remote end hung up", "[no test files]")
+
+# (marker, score, how) checked on the lower-cased stripped line; the best score wins.
+# how: "start" = line starts with it, "in" = anywhere in the line.
+_MARKERS = (
+    ("error[e", 9, "start"),            # rustc / cargo: error[E0425]: cannot find value
+    (": error ts", 9, "in"),            # tsc: src/a.ts(6,33): error TS2307: ...
+    ("error ts", 9, "start"),
+    ("cannot find module", 9, "in"),    # node / jest / vitest / tsc
+    ("** (", 9, "start"),               # elixir / mix: ** (RuntimeError) ...
+    ("npm err!", 8, "start"),           # npm before 10
+    ("npm error ", 8, "start"),         # npm 10+
+    ("e ", 7, "start"),                 # pytest: E   ModuleNotFoundError ... (spaces collapsed)
+    ("conflict (", 9, "start"),         # git merge: CONFLICT (content): Merge conflict in x
+    ("fatal:", 8, "start"),             # git
+    ("error:", 8, "start"),             # gcc / clang / make / elixir compile / git
+    ("command not found", 9, "in"),     # shell
+    ("no such file or directory", 7, "in"),
+    (": undefined:", 9, "in"),          # go: x.go:1:2: undefined: regexp
+    ("undefined: ", 8, "start"),
+    ("imported and not used", 9, "in"),  # go
+    ("no new variables on left side", 9, "in"),
+    ("cannot use ", 7, "in"),
+    ("parse error", 8, "in"),           # zsh / bash
+    ("syntax error", 8, "in"),
+    ("not formatted", 8, "in"),         # mix format / gofmt / prettier checks
+    ("could not resolve", 8, "in"),     # esbuild / bundlers
+    ("updates to go.mod needed", 9, "in"),
+    ("no go files in", 8, "in"),
+    ("cannot find main module", 8, "in"),
+    ("has no upstream branch", 9, "in"),
+    ("are ignored by one of your .gitignore", 9, "in"),
+    ("permission denied", 7, "in"),
+    ("the pattern can never match", 8, "in"),  # dialyzer
+    ("\u2503 [", 7, "start"),              # credo: ┃ [D] ↘ Nested modules could be aliased
+    ("\u25cf ", 7, "start"),            # jest / vitest failing test bullet
+    ("--- fail:", 6, "start"),          # go test
+    ("failed:", 6, "in"),
+    ("panic:", 7, "start"),
+    ("exception", 5, "in"),
+    ("error", 5, "in"),
+    ("not found", 4, "in"), ("cannot", 4, "in"), ("can't", 4, "in"), ("could not", 4, "in"),
+    ("failed", 3, "in"), ("denied", 3, "in"), ("refused", 3, "in"), ("invalid", 3, "in"),
+    ("unknown", 3, "in"), ("missing", 3, "in"), ("unable", 3, "in"), ("timed out", 3, "in"),
+    ("fail", 2, "start"),
+)
+_GENERIC = ("validation failed", "task failed", "command failed", "build failed", "tests failed",
+            "checks failed", "fix these issues")
+_LINT_NAMES = ("errcheck", "gosec", "govet", "staticcheck", "unused", "gocritic", "nilerr",
+               "dupl", "noctx", "exhaustive", "unparam", "ineffassign", "typecheck", "revive",
+               "gofmt", "goimports", "misspell", "prealloc", "gocyclo", "lll", "perfsprint")
+_HINT_STARTS = ("run ", "try ", "use ", "to fix", "please run ", "you may need to run ")
+RISKY = ("--no-verify", "--force", "-f ", "--break-system-packages", "sudo ", "rm -rf",
+         "chmod 777", "--allow-unrelated-histories", "--hard", "--skip-checks")
+_SAFE_FORMS = ("--force-with-lease", "--force-if-includes")
+_HIDERS = ("| head", "| tail", "| grep", "|head", "|tail", "|grep", "|| true", "||true",
+           "|| echo", "||echo", "|| :", "2>/dev/null ||", "| wc", "| less", "| sort")
+
+
+def lines_of(text: str) -> list:
+    """Non-empty stripped lines; literal ``\\n`` pairs (output quoted twice) split too."""
+    text = (text or "").replace("\\n", "\n") if "\\n" in (text or "") else (text or "")
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def is_noise(line: str) -> bool:
+    """A banner, progress or echoed-command line, or a bare tool protocol tag."""
+    low = line.lower().lstrip()
+    if low in ("<tool_use_error>", "</tool_use_error>", "fail", "failed", "error", "1 error"):
+        return True
+    if low.startswith("[") and "] " in low:  # task prefixes: "[lint] $ ...", "[test] ok"
+        tail = low.split("] ", 1)[1]
+        if tail.startswith(("$ ", "error task failed")) or not tail.strip():
+            return True
+    return low.startswith(_NOISE_PREFIXES) or any(c in low for c in _NOISE_CONTAINS)
+
+
+def _score(line: str) -> int:
+    low = line.lower()
+    best = 0
+    for marker, score, how in _MARKERS:
+        if score <= best:
+            continue
+        if (low.startswith(marker) if how == "start" else marker in low):
+            best = score
+    if low.endswith(")") and "(" in low:  # golangci-lint: file.go:1:2: message (linter)
+        linter = low.rsplit("(", 1)[1][:-1]
+        if linter in _LINT_NAMES and low.count(":") >= 3:
+            best = max(best, 8)
+    if any(g in low for g in _GENERIC):
+        best = min(best, 3)  # says that something failed, not what
+    if best == 5 and low.split(":", 1)[0].endswith(("error", "exception")) and ":" in low:
+        best = 6  # KeyError: ..., TypeError: ... (the end of a traceback)
+    return best
+
+
+def cause_line(text: str) -> str:
+    """The line of the whole output that best names the error; the first meaningful line if
+    none does; '' for empty output. A traceback's last ``…Error:`` line beats its first."""
+    lines = [ln for ln in lines_of(text) if not is_noise(ln)]
+    if not lines:
+        return ""
+    best, at = 0, 0
+    for i, line in enumerate(lines):
+        if len(line) > 400:
+            continue  # a data blob (HTML, JSON, base64), not a message
+        score = _score(line)
+        if score > best or (score == best == 6 and lines[at].lower().split(":", 1)[0].endswith(
+                ("error", "exception"))):
+            best, at = score, i
+    pick = lines[at] if best else lines[0]
+    nxt = lines[at + 1] if best and at + 1 < len(lines) else ""
+    if pick.endswith(":") and nxt and len(nxt) < 120 and _score(nxt) < best:
+        pick = f"{pick} {nxt}"  # "... ignored by one of your .gitignore files: priv/assets"
+    return pick
+
+
+def hints(text: str) -> list:
+    """Commands the output itself suggests, most explicit first (at most 3): git's ``hint:``
+    lines and "use" blocks, "did you mean", "run X to ...", go's "to update it:"."""
+    found = []
+    all_lines = [_unprefixed(ln) for ln in lines_of(text)]
+    for i, line in enumerate(all_lines):
+        low = line.lower()
+        nxt = all_lines[i + 1] if i + 1 < len(all_lines) else ""
+        body = line[5:].strip() if low.startswith("hint:") else line
+        cmd = _quoted(body)
+        if "advice." in low or "log of this run" in low:
+            continue  # "turn this message off", "a complete log ... can be found"
+        if low.startswith("hint:") and cmd:
+            found.append(cmd)
+        elif "did you mean" in low:
+            rest = body[low.index("did you mean") + 12:].strip(" ?:'\"`")
+            found.append(cmd or (rest if rest and rest not in ("this", "one of these") else
+                                 nxt.split(" #", 1)[0]))
+        elif low.endswith((":", ", use", " use")) and nxt and \
+                {"run", "use", "update"} & set(_words(low)) and "user" not in low:
+            found.append(nxt)  # git push / go / npm: the command on the next line
+        elif low.startswith(_HINT_STARTS) and cmd:
+            found.append(cmd)
+        elif (" run " in low or " use " in low) and " to " in low and cmd:
+            found.append(cmd)
+    out = []
+    for h in found:
+        h = h.strip().strip(".")
+        if h and h not in out and len(h) < 200:
+            out.append(h)
+    return out[:3]
+
+
+def _unprefixed(line: str) -> str:
+    """A line without the tool's own prefix (``npm error``, ``npm ERR!``, ``error:`` kept)."""
+    low = line.lower()
+    for prefix in ("npm error ", "npm err! ", "npm warn "):
+        if low.startswith(prefix):
+            return line[len(prefix):].strip()
+    return line
+
+
+def _quoted(text: str) -> str:
+    """The first '...', "..." or `...` part of ``text``."""
+    for q in ("`", "'", '"'):
+        start = text.find(q)
+        end = text.find(q, start + 1) if start >= 0 else -1
+        if start >= 0 and end > start + 1:
+            return text[start + 1:end]
+    return ""
+
+
+def failing_segment(segments: list, programs: list, error: str) -> int:
+    """Index of the segment of a compound command that the error names, or -1: the cause line
+    decides first, then the lines that report an error (``[lint] ERROR task failed``), then
+    the whole output. A segment is named by its program path (``./run:``, ``cd:``) or, when
+    several segments share a program, by its last word (``commit`` in a pre-commit error)."""
+    if len(segments) < 2 or not error:
+        return -1
+    every = lines_of(error)
+    cause = cause_line(error)
+    loud = [ln for ln in every if "error" in ln.lower() or "fail" in ln.lower()]
+    for text in ([cause], loud, every):
+        at = _named(segments, programs, " ".join(text).lower())
+        if at >= 0:
+            return at
+    return -1
+
+
+def _named(segments: list, programs: list, low: str) -> int:
+    if not low.strip():
+        return -1
+    words = _words(low)
+    scores = []
+    for seg, prog in zip(segments, programs):
+        head = seg.split()[0].lower()
+        last = prog.split()[-1].lower() if prog else ""
+        if head + ":" in low or ("/" in head and head.rsplit("/", 1)[-1] + ":" in low):
+            scores.append(3.0)
+        elif last and len(prog.split()) > 1 and last in words:
+            scores.append(1.0 + words.count(last) / 100.0)
+        else:
+            scores.append(0.0)
+    top = max(scores)
+    return scores.index(top) if top > 0 and scores.count(top) == 1 else -1
+
+
+def _words(low: str) -> list:
+    for ch in "[]():,.'\"`-/":
+        low = low.replace(ch, " ")
+    return low.split()
+
+
+def hidden_success(command: str) -> bool:
+    """Whether a command's exit status hides whether its core worked (``| tail``, ``|| true``)."""
+    flat = " ".join((command or "").split())
+    return any(h in flat for h in _HIDERS)
+
+
+def core(command: str) -> str:
+    """The command without what hides its status (``npm test 2>&1 | tail -5`` -> ``npm test``)."""
+    flat = " ".join((command or "").split())
+    cut = len(flat)
+    for h in _HIDERS + (" 2>&1",):
+        at = flat.find(h)
+        if at >= 0:
+            cut = min(cut, at)
+    return flat[:cut].strip() or flat
+
+
+def riskier(fix: str, failed: str) -> bool:
+    """Whether ``fix`` adds a risky form (``--no-verify``, ``--force``, ``sudo``, ``rm -rf``,
+    ``chmod 777``, ...) that ``failed`` did not use."""
+    def marks(cmd: str) -> set:
+        flat = " " + " ".join((cmd or "").split()) + " "
+        for safe in _SAFE_FORMS:
+            flat = flat.replace(safe, "")
+        return {r for r in RISKY if r in flat}
+    return bool(marks(fix) - marks(failed))

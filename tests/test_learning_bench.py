@@ -1,0 +1,48 @@
+"""The fast part of bench/learning_quality.py: real sessions replayed, the goals reached kept.
+
+27 public Claude Code sessions (bench/learning/manifest.json) go through ingest-transcripts,
+mine and maintain; the labels and gold lessons are the data files next to them. A change that
+makes a lesson wrong, leaves one unlabelled or loses a useful one fails here; label new
+lessons in bench/learning/labels.json after reading them.
+"""
+import importlib.util
+import json
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SPEC = importlib.util.spec_from_file_location(
+    "learning_quality", os.path.join(REPO, "bench", "learning_quality.py"))
+bench = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bench)
+
+USEFUL_SHARE = 0.8   # issue 12's goal for mined lessons
+GOLD_FOUND = 13      # gold lessons found today (of 18): a regression fails
+USEFUL = 14
+
+
+def test_the_benchmark_data_is_real_varied_and_sourced():
+    manifest = bench.load("manifest.json")
+    sessions = manifest["sessions"]
+    assert len(sessions) >= 20
+    assert len({s["project"] for s in sessions}) >= 3
+    assert len({s["ecosystem"].split(" ")[0] for s in sessions}) >= 3
+    for s in sessions:
+        assert s["repo"].startswith("https://github.com/") and len(s["commit"]) == 40
+        assert s["licence"] and os.path.exists(os.path.join(bench.DATA, s["file"]))
+    gold = bench.load("gold.json")["gold"]
+    written = {g["session"] for g in gold}  # 1-3 lessons written for each session that has any
+    assert all(1 <= sum(g["session"] == s for g in gold) <= 3 for s in written)
+    names = {s["session"] for s in sessions}
+    assert all(g["session"] in g["seen_in"] and set(g["seen_in"]) <= names for g in gold)
+
+
+def test_the_replayed_sessions_reach_the_goals(monkeypatch):
+    data = bench.measure()
+    total = data["rows"][-1]
+    assert total["wrong"] == 0, [j for j in data["lessons"] if j["label"] == "wrong"]
+    assert total["unlabelled"] == 0, [j["title"] for j in data["lessons"]
+                                      if j["label"] == "unlabelled"]
+    assert total["useful"] >= USEFUL and data["useful_share"] >= USEFUL_SHARE, \
+        json.dumps(data["lessons"], indent=1)
+    assert total["gold_found"] >= GOLD_FOUND, data["gold_found"]
+    assert total["noise"] == 0
