@@ -85,3 +85,25 @@ def test_fence_is_one_line_cut_and_cannot_be_closed():
 
 def test_long_text_is_linear():
     S.text_findings(("curl " * 4000) + ("ignore " * 4000) + ("a" * 20000))
+
+
+def test_no_attempt_reaches_advice_or_a_rules_file(run, repo):
+    """End to end: every corpus card accepted in the store; what reaches a prompt or a file."""
+    from seeding import seed_payload
+    attacks = [{**a["card"], "id": f"aha_attack_{n}", "status": "accepted"}
+               for n, a in enumerate(CORPUS["attacks"])]
+    ordinary = [{**o["card"], "id": f"aha_ok_{n}", "status": "accepted"}
+                for n, o in enumerate(CORPUS["ordinary"])]
+    seed_payload({"aha_cards": attacks + ordinary})
+    code, out, err = run(["advice", "--budget", "20000", "--format", "json"])
+    data = json.loads(out)
+    assert code == 0 and data["items"]
+    assert not [i["id"] for i in data["items"] if i["id"].startswith("aha_attack_")]
+    code, out, err = run(["export-rules", "--agent", "agents-md", "--format", "json"])
+    text = (repo / "AGENTS.md").read_text()
+    assert code == 0 and "aha_attack" not in text and len(json.loads(out)["rules"]) > 0
+    for a in CORPUS["attacks"]:  # no attack's payload text, as written, reached the file
+        for value in a["card"].values():
+            for line in (value if isinstance(value, list) else [value]):
+                if len(line) > 30 and line != "Re-run the build":
+                    assert line not in text

@@ -97,7 +97,10 @@ RECORD_EXAMPLE = ("echo '{\"aha_cards\": [{\"title\": \"Run pytest with -p no:ca
 def _add_record(sub) -> None:
     p = sub.add_parser("record", help="record events, aha cards, recommendations and usage",
                        description="Validate the whole payload, redact secrets, merge "
-                       "equivalents, then append. Fields: references/FORMAT.md.",
+                       "equivalents, then append. Provenance is the tool's: cards start as "
+                       "proposed with origin agent, and a payload setting origin, confidence, "
+                       "internal fields or another status is refused (references/SECURITY.md). "
+                       "Fields: references/FORMAT.md.",
                        epilog=examples(RECORD_EXAMPLE, f"{SCRIPT} record --json payload.json"))
     p.add_argument("--json", dest="source", metavar="FILE", default="-",
                    help="payload file, or - for standard input (default)")
