@@ -174,9 +174,9 @@ _FLAG_NAMES = (r"(?:(?:db|database|registry|http|https|proxy|admin|root|user|bot
                r"(?i:password|passwd|pass|pwd|passphrase|token|secret|api-?key|access-?key"
                r"|secret-?key|client-?secret|auth-?token|access-?token|storepass|keypass)")
 _FLAGS = r"(?<![\w-])--?" + _FLAG_NAMES + r"(?:=|[ \t]+)" + _CLI_VALUE
-_PASS_ARG = r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:(?!\[REDACTED)([^\s\"']+)"
+_PASS_ARG = r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:(?!\[REDACTED)([^\s\"'`),;]+)"
 _SHORT_P = (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump|7z|7za)"
-            r"\b[^\n;|&]{0,200}?[ \t]-p(?!\[REDACTED)([^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
+            r"\b[^\n;|&]{0,200}?[ \t]-p(?!\[REDACTED)([^\s'\"`-][^\s'\"`]*|'[^'\n]+'|\"[^\"\n]+\")"
             r"|\b(?:sshpass|mongosh?|(?:docker|podman|buildah|skopeo|oras|nerdctl|helm[ \t]+"
             r"registry)[ \t]+login|az[ \t]+login)\b[^\n;|&]{0,200}?[ \t]-p[ \t]*" + _CLI_VALUE
             + r"|\bredis-cli\b[^\n;|&]{0,200}?[ \t]-a[ \t]+" + _CLI_VALUE
@@ -184,7 +184,8 @@ _SHORT_P = (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariad
             + r"|\b(?:zip|unzip)\b[^\n;|&]{0,200}?[ \t]-P[ \t]+" + _CLI_VALUE
             + r"|\bsmbclient\b[^\n;|&]{0,200}?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%([^\s'\"]+)")
 _USER_PASS = (r"""\b(?:curl|https?|wget)\b[^\n;|&]{0,300}?[ \t](?:-u|--user|--proxy-user|-U"""
-              r"""|-a|--auth)(?:=|[ \t]*)['"]?[^\s:'"@]*:(?![$<{%]|\[REDACTED)([^\s'"@]{2,})""")
+              r"""|-a|--auth)(?:=|[ \t]*)['"]?[^\s:'"@`]*:(?![$<{%]|\[REDACTED"""
+              r"""|(?i:pass|password|passwd|secret|token)(?![^\s'"@`]))([^\s'"@`]{2,})""")
 _NPMRC = (r"(?<![\w])_(?:auth|authToken|password)[ \t]*=[ \t]*['\"]?(?!\[REDACTED|\$\{)"
           r"([^\s'\"]{4,})")
 _CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"

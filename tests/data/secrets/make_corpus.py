@@ -559,7 +559,10 @@ def negatives():
                  "Server=db;Database=app;Integrated Security=true;",
                  "mongodb://localhost:27017/app", "redis://cache:6379/0",
                  "https://user@example.com/path", "git@github.com:acme/app.git",
-                 "AccountName=acme;EndpointSuffix=core.windows.net"):
+                 "AccountName=acme;EndpointSuffix=core.windows.net",
+                 "forms such as `-pSECRET` for mysql/mariadb/7z, `sshpass -p`,",
+                 "`docker login -p`, `curl -u user:pass`, `redis-cli -a`, `ldapsearch -w`,",
+                 "`openssl -passin pass:`), npm `_authToken`/`_auth`/`_password`"):
         add("credential_words", text)
     for _ in range(10):
         add("timestamp", "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ INFO done in %dms" % (
