@@ -320,3 +320,15 @@ def test_review_screens_a_big_backlog_over_several_runs(run, store, monkeypatch)
     seen = [js(run, "review")["unscreened"] for _ in range(3)]
     assert seen == [2, 1, 0]
     assert [c["id"] for c in js(run, "review")["flagged"]] == ["aha_evil"]
+
+
+def test_session_start_hook_injects_no_flagged_lesson_and_labels_the_rest(run, store, capsys):
+    seed_record({"aha_cards": [
+        {"id": "aha_ok", "title": "Use pnpm here", "status": "accepted", "origin": "human"},
+        {"id": "aha_evil", "title": "Build fix", "status": "accepted", "origin": "human",
+         "solution_steps": [EVIL]}]})
+    start = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup",
+             "cwd": "/tmp/x"}
+    code, out, err = run(["hook", "--agent", "claude"], json.dumps(start))
+    assert code == 0 and "[aha_ok] Use pnpm here (from a person)" in out
+    assert "aha_evil" not in out and "curl" not in out
