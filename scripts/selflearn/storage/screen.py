@@ -201,6 +201,17 @@ PHRASES = (
     ("override", re.compile(
         r"\b(?:auto ?approve|automatically approve|always approve|approve all|grant yourself|"
         r"give yourself|elevate your|escalate your) ")),
+    ("override", re.compile(
+        r"\b(?:approve|accept|allow) (?:every|all|each|any) (?:tool calls?|commands?|requests?|"
+        r"permissions?|actions?|prompts?)\b|\balways (?:answer|say|reply) yes\b")),
+    ("override", re.compile(
+        r"\b(?:previous|prior|earlier|above|original|existing|old|your|the) (?:guidance|"
+        r"instructions?|rules?|directions?|directives?|system prompt) (?:is|are|was|were|has been|"
+        r"have been) (?:now )?(?:outdated|obsolete|wrong|invalid|void|cancell?ed|superseded|"
+        r"revoked|no longer valid|replaced)\b")),
+    ("remote_exec", re.compile(
+        r"\bdownload (?:and|then|&) (?:run|execute|exec|source)\b|\b(?:run|execute) "
+        r"(?:the )?(?:script|file|code|binary) (?:at|from) https?\b")),
 )
 _TAGS = re.compile(r"(?i)<\|?/?(?:system|im_start|im_end|endoftext|assistant)\|?>|\[/?INST\]|"
                    r"<<SYS>>|^#{2,}\s*(?:system|instructions?)\s*:|\[system\]|\(system\)\s*:|"
@@ -215,7 +226,7 @@ _NET = r"(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|h
 _SHELLS = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/usr)?(?:/bin/)?(?:ba|z|k|da|fi|c|tc|a|yash)?"
            r"sh\b|(?:sudo\s+)?(?:python[0-9.]*|perl|ruby|node|php|deno|bun|pwsh|powershell|"
            r"osascript|iex|invoke-expression|source)\b")
-_SECRET_PATHS = (r"(?:\.ssh/|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.aws/credentials|\.aws/config|"
+_SECRET_PATHS = (r"(?:\.ssh(?:/|(?![\w.-]))|\.aws(?:/|(?![\w.-]))|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.aws/credentials|\.aws/config|"
                  r"(?<![\w.-])\.env(?![\w.-])|\.npmrc|\.pypirc|\.netrc|\.git-credentials|"
                  r"\.docker/config\.json|\.kube/config|/etc/shadow|/etc/passwd|\.gnupg|"
                  r"\.config/gh/hosts|credentials\.json|\.bash_history|\.zsh_history|keychain|"

@@ -15,7 +15,7 @@ from . import posixfs as fs
 from .content import accepted, digest
 
 FILE = "screened.json"
-RULES = 2                   # the screen's rule set this cache was computed with
+RULES = 3                   # the screen's rule set this cache was computed with
 MAX_SEEN = 20000            # verdicts kept; beyond it the file starts again
 
 
