@@ -264,9 +264,13 @@ RULES = (
     ("password", ("assword", "ASSWORD", "asswd", "ASSWD", "assphrase", "ASSPHRASE"),
      _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
     ("secret", ("~ecret", "~oken", "~pi_key", "~pi-key", "~pikey", "~ccess_key", "~ccess-key",
-                "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey"),
-     _assigned(_LABEL + "(?i:secret|token|api[_-]?key|access[_-]?key|private[_-]?key)",
+                "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key"),
+     _assigned(_LABEL + "(?i:secret|token|api[ _-]?key|access[_-]?key|private[_-]?key)",
                8, check=_RANDOM, prose=True)),
+    ("password", ("~pass:", "~pass =", "~pass="),  # YAML/INI ``pass: s3cr%t``
+     _assigned(r"(?<![\w.:-])(?:[\w.-]{0,64}[_.-])?(?i:pass)", 6, check=_RANDOM)),
+    ("password", ("htpasswd",),
+     r"\bhtpasswd\b[^\n;|&]{0,100}?[ \t]-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+" + _CLI_VALUE),
 )
 
 

@@ -460,6 +460,24 @@ def positives():
     for _ in range(3):
         v = pick(AN, 40)
         add("json_embedded", "json", json.dumps({"output": json.dumps({"access_token": v, "expires_in": 3600})}), v)
+    # written after the rules as a held-out check (17/20 redacted then; the 3 misses were fixed)
+    for where, fmt in (("command", "PGPASSWORD=%s psql -h db -U app"),
+                       ("command", "curl -H \"X-API-KEY: %s\" https://api.example.com"),
+                       ("config", "smtp:\n  host: mail\n  pass: %s\n"),
+                       ("json", '{"client_secret": "%s"}'), ("config", "[db]\nuser=app\npasswd=%s"),
+                       ("command", "export TF_VAR_db_password=%s"),
+                       ("config", "ftp://admin:%s@files.example.com/"),
+                       ("command", "htpasswd -b .htpasswd admin %s"), ("prose", "Your new API key: %s"),
+                       ("command", "mysql --user=root --password='%s' app"),
+                       ("error", "Set-Cookie: session=%s; HttpOnly"),
+                       ("command", "kubectl create secret generic x --from-literal=password=%s"),
+                       ("command", "docker run -e POSTGRES_PASSWORD=%s postgres"),
+                       ("config", "client = Client(api_key='%s')"),
+                       ("config", "jdbc:mysql://db:3306/app?user=root&password=%s"),
+                       ("error", "Authorization: Bearer %s"), ("prose", "the token for staging is %s"),
+                       ("command", "git clone https://x-access-token:%s@github.com/acme/app")):
+        v = pick(AN, 24) + R.choice("!#%") + pick(string.digits, 3)
+        add("held_out", where, fmt % v, v)
     return P
 
 
@@ -562,7 +580,11 @@ def negatives():
                  "AccountName=acme;EndpointSuffix=core.windows.net",
                  "forms such as `-pSECRET` for mysql/mariadb/7z, `sshpass -p`,",
                  "`docker login -p`, `curl -u user:pass`, `redis-cli -a`, `ldapsearch -w`,",
-                 "`openssl -passin pass:`), npm `_authToken`/`_auth`/`_password`"):
+                 "`openssl -passin pass:`), npm `_authToken`/`_auth`/`_password`",
+                 "pip install requests==2.31.0", "the password field is required",
+                 "token budget: 4096", "ssh -i ~/.ssh/id_ed25519 -p 22 git@host",
+                 "export PATH=$HOME/bin:$PATH", "curl -u \"$GH_USER:$GH_TOKEN\" https://api.github.com",
+                 "bypass: enabled", "tests pass: 12 of 12", "htpasswd -c .htpasswd admin"):
         add("credential_words", text)
     for _ in range(10):
         add("timestamp", "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ INFO done in %dms" % (
