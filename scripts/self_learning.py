@@ -2,8 +2,8 @@
 """self-learning-skills command line: `python3 scripts/self_learning.py --help`.
 
 Thin on purpose: `hook` goes straight to the observation path (no os,
-argparse, json or re) so agents' hooks stay fast; everything else goes to the
-CLI. Python puts this file's folder first on sys.path, so `selflearn` imports.
+argparse, json or re) so agents' hooks stay fast; everything else, `hook --help`
+included, goes to the CLI. Python puts this file's folder first on sys.path, so `selflearn` imports.
 """
 import sys
 
@@ -15,7 +15,7 @@ def inject(record: dict, repo_root: str, store_dir: str) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["hook"]:
+    if sys.argv[1:2] == ["hook"] and not {"-h", "--help"} & set(sys.argv[2:]):
         from selflearn.observation.hook import main as hook_main
         code = hook_main(sys.argv[2:], inject)
         sys.stdout.flush()

@@ -31,6 +31,20 @@ def isolated(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def skill_in_repo(isolated, tmp_path, monkeypatch):
+    """The skill folder as a user places it: inside the repo (install-hooks writes no machine path).
+
+    A stub entry point is enough for install-hooks; Claude Code's config folder is a temp one.
+    """
+    skill = isolated / "vendor" / "self-learning-skills"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "scripts" / "self_learning.py").write_text("# stub entry point\n")
+    monkeypatch.setattr("selflearn.cli.hooks.SKILL_DIR", str(skill))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    return skill
+
+
+@pytest.fixture
 def repo(isolated):
     return isolated
 

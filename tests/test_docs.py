@@ -96,7 +96,8 @@ def sandbox(tmp_path, repo):
     (work / "payload.json").write_text(json.dumps({"aha_cards": [{"title": "from a file"}]}))
     seed = {"aha_cards": [{"id": "aha_example", "title": "Example card", "scope": "portable"}],
             "recommendations": [{"id": "rec_example", "title": "Example recommendation"}]}
-    env = {**os.environ, "SELF_LEARNING_REPO_ROOT": str(repo), "HOME": str(tmp_path / "home"),
+    # the working dir is the repo: its .claude/skills/ links the skill folder, as a user's would
+    env = {**os.environ, "SELF_LEARNING_REPO_ROOT": str(work), "HOME": str(tmp_path / "home"),
            "SELF_LEARNING_GLOBAL_DIR": str(tmp_path / "global")}
     subprocess.run([sys.executable, str(REPO / "scripts" / "self_learning.py"), "record"],
                    input=json.dumps(seed), text=True, env=env, check=True, capture_output=True)
@@ -153,9 +154,28 @@ def test_generated_references_are_current():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def stdlib_names() -> set:
+    """Top-level standard-library module names (``sys.stdlib_module_names`` from 3.10 on)."""
+    if hasattr(sys, "stdlib_module_names"):
+        return set(sys.stdlib_module_names)
+    import sysconfig  # 3.9: list the standard library's folders (the base install's, not a venv's)
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    names = set(sys.builtin_module_names)
+    for folder in (base["stdlib"], os.path.join(base["platstdlib"], "lib-dynload")):
+        names |= {entry.split(".")[0] for entry in os.listdir(folder)
+                  if entry != "site-packages" and not entry.startswith("__")}
+    return names
+
+
+def test_stdlib_names_know_the_standard_library_and_nothing_else():
+    names = stdlib_names()
+    assert {"os", "sqlite3", "json", "fcntl", "posix", "argparse"} <= names
+    assert not {"pytest", "hypothesis", "vermin", "selflearn"} & names
+
+
 def test_scripts_import_only_the_standard_library():
     local = {p.stem for p in (REPO / "scripts").rglob("*.py")} | {"selflearn"}
-    std = set(sys.stdlib_module_names) | {"_sha2", "_sha256"}  # builtin hashes, version-dependent
+    std = stdlib_names() | {"_sha2", "_sha256"}  # builtin hashes, version-dependent
     bad = []
     for path in (REPO / "scripts").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

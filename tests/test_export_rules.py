@@ -72,7 +72,8 @@ def test_block_is_bounded_by_markers_and_rest_is_byte_identical(run, repo):
     first = (repo / "AGENTS.md").read_bytes().decode()
     assert first.startswith(head + "\n\n<!-- self-learning-skills:begin pad=2 -->\n")
     tail = "\n## Written after the block by hand\n"
-    (repo / "AGENTS.md").write_text(first + tail, newline="")
+    with open(repo / "AGENTS.md", "w", newline="") as fh:  # Path.write_text(newline=) is 3.10+
+        fh.write(first + tail)
     run(["aha-status", "--id", "aha_prop", "--status", "accepted"])
     os.chmod(repo / "AGENTS.md", 0o600)
     assert export(run, "agents-md")["action"] == "updated"

@@ -32,7 +32,8 @@ def test_real_payload_is_stored_quietly(store):
 @pytest.mark.parametrize("stdin, reason", [
     (b"", "empty payload on stdin"),
     (b"   \n", "empty payload on stdin"),
-    (b"{not json", "not a JSON document"),
+    # 3.9's scanner raises json's own error; 3.10+ without json loaded gives ours
+    (b"{not json", ("not a JSON document", "Expecting property name")),
     (b"[1, 2]", "payload is a JSON list, not an object"),
     (b"\xff\xfe{\"a\": 1}", "payload is not UTF-8"),
     (b"{\"a\": 1} trailing", "extra data after JSON document"),
@@ -41,7 +42,8 @@ def test_bad_stdin_exits_0_and_logs_one_error(store, stdin, reason):
     done = hook(stdin, "--agent", "auto")
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     (err,) = read(store / "errors.jsonl")
-    assert reason in err["error"] and err["where"] == "hook"
+    reasons = (reason,) if isinstance(reason, str) else reason
+    assert any(r in err["error"] for r in reasons) and err["where"] == "hook"
     assert not (store / "observations.jsonl").exists()
 
 

@@ -82,7 +82,7 @@ def test_session_start_again_resets_what_counts_as_shown(cards, store):
     assert b"aha_ci" in hook(ci, "claude").stdout
     compact = dict(start, source="compact")
     assert b"aha_build" in hook(compact, "claude").stdout  # the context was compacted
-    assert b"aha_ci" in hook(ci, "claude").stdout
+    assert b"aha_ci" in hook(dict(ci, prompt_id="after-compact"), "claude").stdout  # a new prompt
 
 
 @pytest.mark.parametrize("agent, start, prompt, start_name, prompt_name", [
@@ -136,7 +136,8 @@ def test_budget_from_config_bounds_every_agent_output(run, repo, agent, name):
     conf = repo / ".agent-skills" / "self-learning" / "config.json"
     for budget in (420, 1000):
         conf.write_text(json.dumps({"advice": {"budget": budget}}))
-        out = hook(payload(agent, name)).stdout.decode()
+        start = dict(payload(agent, name), session_id=f"session-{budget}")  # one per session
+        out = hook(start).stdout.decode()
         assert 0 < len(out) <= budget
 
 

@@ -105,14 +105,57 @@ def test_command_paths_per_agent(env):
     assert cmds["gemini"] == (f'python3 -S "$GEMINI_PROJECT_DIR"/{rel} --agent gemini', None)
     assert cmds["cursor"] == (f'python3 -S "$CURSOR_PROJECT_DIR"/{rel} --agent cursor', None)
     assert cmds["copilot"] == (f"python3 -S {rel} --agent copilot", ".")
-    absolute = env["skill"].resolve().as_posix()
-    assert cmds["codex"][0] == f"python3 -S {absolute}/scripts/self_learning.py hook --agent codex"
+    top = '"$(git rev-parse --show-toplevel 2>/dev/null || pwd)"'
+    assert cmds["codex"] == (f"python3 -S {top}/{rel} --agent codex", None)
 
 
-def test_skill_outside_repo_or_with_spaces_is_absolute_and_quoted(env, tmp_path):
-    skill = make_skill(tmp_path / "my skills" / "sls")
-    run(env, "claude", skill=skill)
+@pytest.mark.parametrize("agent", AGENTS)
+def test_project_files_never_hold_this_machines_path(env, tmp_path, agent):
+    run(env, agent)
+    text = target(env, agent).read_text()
+    for machine_path in (str(tmp_path), str(tmp_path.resolve()), str(Path.home())):
+        assert machine_path not in text
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_project_command_finds_the_skill_from_the_repo_top(env, agent):
+    """Run the written command as the agent would: from a subfolder, with its variables set."""
+    import subprocess
+    import os
+    (env["skill"] / install.SCRIPT).write_text("import sys; print('ran', *sys.argv[1:])\n")
+    run(env, agent)
+    doc = json.loads(target(env, agent).read_text())
+    handler = next(iter(ours(doc, agent).values()))[0]
+    cmd = handler[install.AGENTS[agent].command_key]
+    sub = env["repo"] / "src" / "deep"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=env["repo"], check=True)
+    cwd = env["repo"] / handler["cwd"] if "cwd" in handler else sub
+    variables = {"CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR"}
+    done = subprocess.run(["sh", "-c", cmd], cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**{k: v for k, v in os.environ.items() if k not in variables},
+                               **{v: str(env["repo"]) for v in variables}})
+    assert (done.returncode, done.stdout) == (0, f"ran hook --agent {agent}\n"), done.stderr
+
+
+def test_a_skill_folder_linked_into_the_repo_counts_as_inside(env, tmp_path):
+    shared = make_skill(tmp_path / "src" / "self-learning-skills")
+    link = env["repo"] / ".agents" / "skills" / "sls"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(shared)
+    run(env, "claude", skill=shared)
     doc = json.loads(target(env, "claude").read_text())
+    assert doc["hooks"]["Stop"][0]["hooks"][0]["command"] == \
+        'python3 -S "$CLAUDE_PROJECT_DIR"/.agents/skills/sls/scripts/self_learning.py hook --agent claude'
+
+
+def test_skill_outside_repo_is_refused_in_project_scope_and_quoted_in_user_scope(env, tmp_path):
+    skill = make_skill(tmp_path / "my skills" / "sls")
+    with pytest.raises(UsageError, match="outside the repository .*--scope user"):
+        install.plan("claude", "project", env["repo"], skill, env["home"])
+    assert not target(env, "claude").exists()
+    run(env, "claude", scope="user", skill=skill)
+    doc = json.loads(target(env, "claude", "user").read_text())
     cmd = doc["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert cmd == f"python3 -S '{skill.as_posix()}'/scripts/self_learning.py hook --agent claude"
     import shlex
@@ -323,6 +366,11 @@ def test_plugin_manifest():
     manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "self-learning-skills" and manifest["version"] == "0.1.0"
     assert manifest["description"]
+    # the shape `claude plugin init` scaffolds (tests/e2e/test_plugin_e2e.py validates it strictly)
+    assert manifest["$schema"] == "https://anthropic.com/claude-code/plugin.schema.json"
+    assert manifest["author"]["name"] and manifest["skills"] == ["./"]
+    skill_md = (ROOT / "SKILL.md").read_text()
+    assert f"\nname: {manifest['name']}\n" in skill_md and (ROOT / "SKILL.md").is_file()
     assert "hooks" not in manifest  # hooks/hooks.json is loaded by default; naming it again duplicates it
 
 

@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.usefixtures("skill_in_repo")
+
 
 def js(run, *args):
     code, out, err = run([*args, "--format", "json"])

@@ -2,6 +2,7 @@
 agents without hooks get the export-rules command."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -9,6 +10,8 @@ import pytest
 
 from selflearn.cli.common import SKILL_DIR
 from seeding import seed_record  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("skill_in_repo")
 
 SCRIPT = os.path.join(SKILL_DIR, "scripts", "self_learning.py")
 
@@ -48,6 +51,10 @@ def test_claude_without_hooks_and_gemini_with_hooks(run, repo):
 def test_the_suggested_command_works(run, repo, home):
     (repo / "CLAUDE.md").write_text("# notes\n")
     command = suggest(run)["claude"]["command"]
+    copy = repo / ".claude" / "skills" / "self-learning-skills"  # where a user puts the folder
+    shutil.copytree(os.path.join(SKILL_DIR, "scripts"), copy / "scripts",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    command = command.replace(os.path.join(SKILL_DIR, "scripts"), str(copy / "scripts"))
     env = {**os.environ, "HOME": str(home)}
     done = subprocess.run(command.replace("python3", sys.executable, 1).split(), env=env,
                           capture_output=True, text=True, check=False)

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 CLAUDE_CODE_VERSION = "2.1.197"
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
@@ -44,6 +44,17 @@ _PLATFORM_BINARY = Path("@anthropic-ai") / "claude-code-linux-x64" / "claude"
 _WRAPPER_BINARY = Path("@anthropic-ai") / "claude-code" / "bin" / "claude.exe"
 
 _install_lock = threading.Lock()
+
+REPO = Path(__file__).resolve().parents[2]
+# What a user's copy of the folder does not carry: VCS data, test venvs, caches, stores.
+NOT_COPIED = shutil.ignore_patterns(".git", ".venv-test*", "__pycache__", ".pytest_cache",
+                                    ".hypothesis", ".agent-skills", "node_modules")
+
+
+def copy_skill(dest: Path) -> Path:
+    """The whole skill folder to ``dest``, as a user copies it."""
+    shutil.copytree(REPO, dest, ignore=NOT_COPIED)
+    return dest
 
 
 # --------------------------------------------------------------------------
@@ -64,14 +75,6 @@ def _find_binary(cache_dir: Path) -> Optional[Path]:
     return None
 
 
-def _installed_version(cache_dir: Path) -> Optional[str]:
-    pkg = cache_dir / "node_modules" / "@anthropic-ai" / "claude-code" / "package.json"
-    try:
-        return json.loads(pkg.read_text()).get("version")
-    except (OSError, ValueError):
-        return None
-
-
 def ensure_claude(cache_dir: Union[str, Path, None] = None, *, timeout: float = 600) -> Optional[Path]:
     """Install the pinned Claude Code into ``cache_dir`` (once); return the binary.
 
@@ -80,9 +83,26 @@ def ensure_claude(cache_dir: Union[str, Path, None] = None, *, timeout: float = 
     the test run should show, not hide).
     """
     cache = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
-    binary = _find_binary(cache)
-    if binary is not None and _installed_version(cache) == CLAUDE_CODE_VERSION:
-        return binary
+    return npm_install(cache, CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION,
+                       lambda: _find_binary(cache), timeout)
+
+
+def npm_install(cache: Path, package: str, version: str, find: Callable[[], Optional[Path]],
+                timeout: float = 600) -> Optional[Path]:
+    """``package@version`` into ``cache`` (once, under a lock); what ``find()`` then returns.
+
+    Returns ``None`` only when ``npm`` is not on PATH; raises ``RuntimeError``
+    when npm is there but the install fails.
+    """
+    def installed() -> Optional[Path]:
+        pkg = cache / "node_modules" / package / "package.json"
+        try:
+            same = json.loads(pkg.read_text()).get("version") == version
+        except (OSError, ValueError):
+            return None
+        return find() if same else None
+    if installed():
+        return installed()
     npm = shutil.which("npm")
     if npm is None:
         return None
@@ -93,23 +113,24 @@ def ensure_claude(cache_dir: Union[str, Path, None] = None, *, timeout: float = 
             fcntl.flock(lock, fcntl.LOCK_EX)
         except (ImportError, OSError):
             pass
-        binary = _find_binary(cache)
-        if binary is not None and _installed_version(cache) == CLAUDE_CODE_VERSION:
-            return binary
-        pkg_json = cache / "package.json"
-        if not pkg_json.exists():
-            pkg_json.write_text(json.dumps(
+        if installed():
+            return installed()
+        if not (cache / "package.json").exists():
+            (cache / "package.json").write_text(json.dumps(
                 {"name": "self-learning-skills-e2e", "private": True}, indent=2) + "\n")
-        cmd = [npm, "install", "--no-audit", "--no-fund", "--no-save",
-               "--loglevel=error", f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}"]
-        proc = subprocess.run(cmd, cwd=str(cache), capture_output=True, text=True,
-                              timeout=timeout)
-        binary = _find_binary(cache)
+        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-save",
+                               "--loglevel=error", f"{package}@{version}"], cwd=str(cache),
+                              capture_output=True, text=True, timeout=timeout)
+        binary = installed()
         if proc.returncode != 0 or binary is None:
-            raise RuntimeError(
-                f"npm install of {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} into {cache} "
-                f"failed (rc={proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+            raise RuntimeError(f"npm install of {package}@{version} into {cache} failed "
+                               f"(rc={proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         return binary
+
+
+def existing(path: Path) -> Callable[[], Optional[Path]]:
+    """A ``find`` for :func:`npm_install`: ``path`` once it exists."""
+    return lambda: path if path.exists() else None
 
 
 # --------------------------------------------------------------------------

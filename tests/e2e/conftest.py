@@ -1,8 +1,10 @@
 """Fixtures for tests that drive the real Claude Code client."""
-import shutil
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -10,7 +12,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import claude_harness as ch  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+
+# How the hooks get registered in each workspace, as README and INTEGRATION.md tell users:
+#   trusted        the folder loads as the plugin self-learning-skills@skills-dir; install-hooks
+#                  says so and adds nothing
+#   untrusted      headless run in a workspace never trusted: the plugin does not load, so
+#                  install-hooks --ignore-plugin puts the hooks in .claude/settings.json
+#   trusted-twice  both at once (the double registration): every event still stored once
+WORKSPACES = {
+    "trusted": (True, ["install-hooks", "--agent", "claude"]),
+    "untrusted": (False, ["install-hooks", "--agent", "claude", "--ignore-plugin"]),
+    "trusted-twice": (True, ["install-hooks", "--agent", "claude", "--ignore-plugin"]),
+}
 
 
 @pytest.fixture(scope="session")
@@ -24,27 +37,68 @@ def claude_binary() -> Path:
     return binary
 
 
-@pytest.fixture
-def skill_project(tmp_path, monkeypatch):
-    """A git repo with this skill folder dropped into .claude/skills/ and hooks installed.
+def trust(home: Path, project: Path) -> None:
+    """Pre-accept Claude Code's trust dialog for ``project`` (what answering it writes)."""
+    config = home / ".claude.json"
+    doc = json.loads(config.read_text()) if config.exists() else {}
+    doc.setdefault("projects", {}).setdefault(str(project), {})["hasTrustDialogAccepted"] = True
+    config.write_text(json.dumps(doc, indent=2))
 
-    Returns (project, store, run_cli) where run_cli runs our CLI inside the project.
-    """
-    monkeypatch.delenv("SELF_LEARNING_REPO_ROOT", raising=False)
-    project = tmp_path / "project"
+
+def make_workspace(tmp_path: Path, kind: str) -> SimpleNamespace:
+    trusted, install = WORKSPACES[kind]
+    project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
+    home.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    skill = project / ".claude" / "skills" / "self-learning-skills"
-    shutil.copytree(REPO / "scripts", skill / "scripts",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    if (REPO / "SKILL.md").exists():
-        shutil.copy(REPO / "SKILL.md", skill / "SKILL.md")
+    skill = ch.copy_skill(project / ".claude" / "skills" / "self-learning-skills")
+    if trusted:
+        trust(home, project)
 
     def run_cli(*args):
+        env = {**os.environ, "HOME": str(home)}
+        env.pop("SELF_LEARNING_REPO_ROOT", None)
         return subprocess.run([sys.executable, str(skill / "scripts" / "self_learning.py"), *args],
-                              cwd=project, capture_output=True, text=True, check=False)
+                              cwd=project, capture_output=True, text=True, check=False, env=env)
 
-    done = run_cli("install-hooks", "--agent", "claude")
+    done = run_cli(*install)
     assert done.returncode == 0, done.stderr
     store = project / ".agent-skills" / "self-learning" / "v1" / "users" / "tester"
-    return project, store, run_cli
+    return SimpleNamespace(kind=kind, trusted=trusted, project=project, home=home, skill=skill,
+                           store=store, run_cli=run_cli, install_output=done.stdout)
+
+
+@pytest.fixture(params=list(WORKSPACES))
+def workspace(request, tmp_path, monkeypatch):
+    """A git repo with the whole skill folder in .claude/skills/ and hooks registered per ``kind``."""
+    monkeypatch.delenv("SELF_LEARNING_REPO_ROOT", raising=False)
+    return make_workspace(tmp_path, request.param)
+
+
+
+def _launcher(ensure, package: str, version: str) -> Path:
+    try:
+        launcher = ensure()
+    except (RuntimeError, OSError) as exc:
+        pytest.skip(f"could not install {package}@{version}: {exc}")
+    if launcher is None:
+        pytest.skip(f"npm is not on PATH: cannot install {package} for e2e tests")
+    return launcher
+
+
+@pytest.fixture(scope="session")
+def codex_launcher() -> Path:
+    import codex_harness as cx
+    return _launcher(cx.ensure_codex, cx.CODEX_PACKAGE, cx.CODEX_VERSION)
+
+
+@pytest.fixture(scope="session")
+def gemini_launcher() -> Path:
+    import gemini_harness as gx
+    return _launcher(gx.ensure_gemini, gx.GEMINI_PACKAGE, gx.GEMINI_VERSION)
+
+
+@pytest.fixture(scope="session")
+def copilot_launcher() -> Path:
+    import copilot_harness as px
+    return _launcher(px.ensure_copilot, px.COPILOT_PACKAGE, px.COPILOT_VERSION)

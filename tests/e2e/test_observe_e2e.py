@@ -1,5 +1,7 @@
-"""The real Claude Code client with hooks placed by `install-hooks` fills the observation log."""
+"""The real Claude Code client fills the observation log once per event, however the hooks
+were registered: plugin (trusted workspace), settings (untrusted), or both at once."""
 import json
+from collections import Counter
 
 import pytest
 
@@ -13,10 +15,16 @@ def observations(store):
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_real_session_is_observed(claude_binary, skill_project, tmp_path):
-    project, store, run_cli = skill_project
-    settings = json.loads((project / ".claude" / "settings.json").read_text())
-    assert "$CLAUDE_PROJECT_DIR" in settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+def test_real_session_is_observed_once(claude_binary, workspace):
+    project, store, run_cli = workspace.project, workspace.store, workspace.run_cli
+    settings = project / ".claude" / "settings.json"
+    if workspace.kind == "trusted":
+        assert "loads this folder as the plugin self-learning-skills@skills-dir" in \
+            workspace.install_output
+        assert not settings.exists()
+    else:
+        command = json.loads(settings.read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        assert command.startswith('python3 -S "$CLAUDE_PROJECT_DIR"/.claude/skills/')
     notes = project / "notes.txt"
     script = [
         ch.tool_use("Bash", {"command": "npm test --silent 2>/dev/null; exit 3",
@@ -27,16 +35,19 @@ def test_real_session_is_observed(claude_binary, skill_project, tmp_path):
     ]
     with ch.ScriptedAnthropicServer(script) as server:
         proc = ch.run_claude(claude_binary, project, "take notes; token ghp_" + "x" * 36, server,
-                             tmp_path / "home", timeout=90)
+                             workspace.home, timeout=90)
     assert proc.returncode == 0, proc.stderr
     obs = observations(store)
+    keys = Counter((o["event"], o.get("tool_use_id"), o.get("prompt_id")) for o in obs)
+    assert keys and set(keys.values()) == {1}, keys  # each event stored once
+    assert {e for e, _, _ in keys} >= {"session_start", "prompt", "pre_tool", "tool_failure",
+                                       "tool_success", "stop", "session_end"}
     by_event = {}
     for o in obs:
         by_event.setdefault(o["event"], []).append(o)
-    failure = [o for o in by_event.get("tool_failure", []) if o.get("tool") == "Bash"]
-    assert len(failure) == 1, obs
-    assert failure[0]["exit_code"] == 3 and failure[0]["family"] == "npm test"
-    assert failure[0]["outcome"] == "failure"
+    (failure,) = [o for o in by_event["tool_failure"] if o.get("tool") == "Bash"]
+    assert failure["exit_code"] == 3 and failure["family"] == "npm test"
+    assert failure["outcome"] == "failure"
     successes = {o["tool"]: o for o in by_event.get("tool_success", [])}
     assert successes["Write"]["file"] == str(notes)
     assert (successes["Edit"]["edit_old"], successes["Edit"]["edit_new"]) == ("world", "there")
@@ -46,5 +57,11 @@ def test_real_session_is_observed(claude_binary, skill_project, tmp_path):
     assert {o["session_id"] for o in obs} == {by_event["session_start"][0]["session_id"]}
     assert not (store / "errors.jsonl").exists()
     doctor = json.loads(run_cli("doctor", "--format", "json").stdout)
-    assert doctor["agents"]["claude"]["installed"] == ["project"]
-    assert doctor["agents"]["claude"]["last_event"]["event"] in ("session_end", "stop")
+    claude = doctor["agents"]["claude"]
+    assert claude["last_event"]["event"] in ("session_end", "stop")
+    plugin = "plugin self-learning-skills@skills-dir"
+    expected = {"trusted": [plugin], "untrusted": ["project settings"],
+                "trusted-twice": [plugin, "project settings"]}[workspace.kind]
+    assert claude["registrations"] == expected
+    doubles = [p for p in doctor["problems"] if p.startswith("claude: hooks registered 2 times")]
+    assert len(doubles) == (workspace.kind == "trusted-twice")

@@ -1,5 +1,8 @@
 """The whole loop with the real Claude Code client: observe, learn, surface, evaluate.
 
+Run with the plugin's hooks (trusted workspace) and with plugin and settings hooks both
+registered: the lesson is learned from each failure once and injected once either way.
+
 Three sessions on three days read a settings file that does not exist, then the example
 file next to it; `maintain` mines the failure with that fix into a lesson and promotes it
 (the just-in-time check keeps it: the missing file is the lesson, the file its fix reads
@@ -34,20 +37,22 @@ def _json(done):
     return json.loads(done.stdout)
 
 
-def test_a_lesson_from_three_sessions_reaches_the_fourth(claude_binary, skill_project,
-                                                         tmp_path, monkeypatch):
-    project, store, run_cli = skill_project
+@pytest.mark.parametrize("workspace", ["trusted", "trusted-twice"], indirect=True)
+def test_a_lesson_from_three_sessions_reaches_the_fourth_once(claude_binary, workspace,
+                                                              monkeypatch):
+    project, store, run_cli, home = (workspace.project, workspace.store, workspace.run_cli,
+                                     workspace.home)
     (project / "config").mkdir()
     (project / "config" / "settings.example.yaml").write_text("port: 8080\n")
     for day in DAYS:
-        _session(claude_binary, project, tmp_path / "home", day,
+        _session(claude_binary, project, home, day,
                  [ch.tool_use("Bash", {"command": FAILING, "description": "Read the settings"}),
                   ch.tool_use("Bash", {"command": FIX, "description": "Read the example"}),
                   "The port is 8080."], "which port does the app use?")
 
     failures = [json.loads(line) for line in (store / "observations.jsonl").read_text()
                 .splitlines() if '"tool_failure"' in line]
-    assert [f["ts"][:10] for f in failures] == [d[:10] for d in DAYS]
+    assert [f["ts"][:10] for f in failures] == [d[:10] for d in DAYS]  # once each
     assert len({f["session_id"] for f in failures}) == 3
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-04T12:00:00Z")
@@ -59,15 +64,15 @@ def test_a_lesson_from_three_sessions_reaches_the_fourth(claude_binary, skill_pr
     assert lesson["solution_steps"][0] == f"use `{FIX}` instead of `{FAILING}`"
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T09:00:00Z")
-    server = _session(claude_binary, project, tmp_path / "home", "2026-03-05T09:00:00Z",
+    server = _session(claude_binary, project, home, "2026-03-05T09:00:00Z",
                       [ch.tool_use("Bash", {"command": FIX, "description": "Read the settings"}),
                        "The port is 8080."], "which port does the app use?")
     first = server.main_requests[0].text()
-    assert lesson["id"] in first and "settings.example.yaml" in first
+    assert first.count(lesson["id"]) == 1 and "settings.example.yaml" in first  # the notes, once
 
     surfacings = [json.loads(line) for line in (store / "surfacings.jsonl").read_text()
                   .splitlines()]
-    assert any(lesson["id"] in s["lesson_ids"] for s in surfacings)
+    assert len([s for s in surfacings if lesson["id"] in s["lesson_ids"]]) == 1
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T18:00:00Z")
     _json(run_cli("reinforce", "--format", "json"))

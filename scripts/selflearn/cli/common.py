@@ -19,6 +19,37 @@ STORE_HELP = (
     "global store: SELF_LEARNING_GLOBAL_DIR)")
 
 
+class TtyProgress:
+    """Progress for long runs on stderr, when it is a terminal: one line rewritten in place,
+    shown only once the run has taken ``DELAY`` seconds, wiped when the run ends."""
+
+    DELAY = 1.0
+
+    def __init__(self, stream=None) -> None:
+        import time
+        self.stream = stream or sys.stderr
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.shown = False
+
+    @classmethod
+    def for_stderr(cls) -> "Optional[TtyProgress]":
+        isatty = getattr(sys.stderr, "isatty", None)
+        return cls() if isatty and isatty() else None
+
+    def __call__(self, line: str) -> None:
+        if self.clock() - self.start < self.DELAY:
+            return
+        self.stream.write(f"\r{PROG}: {line}\033[K")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
 def examples(*lines: str) -> str:
     return "examples:\n" + "\n".join(f"  $ {line}" for line in lines) + "\n\n" + STORE_HELP
 

@@ -17,6 +17,8 @@ def _add_hook(sub) -> None:
     p = sub.add_parser("hook", help="observe one agent hook payload from stdin (always exits 0)",
                        description="Called by the agent's hook config, not by people. Reads one "
                        "payload, appends one redacted observation; never fails the agent. "
+                       "A second firing of the same event (same session, event, tool use and "
+                       "prompt, within 2 s: the hook registered twice) is stored and injected once. "
                        "Off when SELF_LEARNING_DISABLE=1 or .agent-skills/self-learning/disabled exists.",
                        epilog=examples(f"echo '{{\"hook_event_name\": \"SessionStart\", "
                                        f"\"session_id\": \"s1\", \"source\": \"startup\"}}' "
@@ -40,6 +42,11 @@ def _add_install_hooks(sub, uninstall: bool = False) -> None:
     p.add_argument("--follow-symlinks", action="store_true",
                    help="write through a project settings file that is a symbolic link leaving "
                    "the repository (refused by default)")
+    if not uninstall:
+        p.add_argument("--ignore-plugin", action="store_true",
+                       help="claude: write the settings entries even where Claude Code loads this "
+                       "folder as a plugin (a client without skills-dir plugins, or headless runs "
+                       "in an untrusted workspace); the hook stores each event once either way")
     p.set_defaults(run=_run_install_hooks, uninstall=uninstall)
 
 
@@ -48,22 +55,45 @@ def _run_install_hooks(ctx: Context) -> Tuple[dict, List[str]]:
     from ..storage import bootstrap
     from ..observation import install
     a = ctx.args
-    changes = install.plan(a.agent, a.scope, Path(ctx.repo_root), Path(SKILL_DIR),
-                           Path(os.path.expanduser("~")), uninstall=a.uninstall,
-                           follow_symlinks=a.follow_symlinks)
+    home = Path(os.path.expanduser("~"))
+    plugins = _loading_plugins(a, ctx.repo_root, home)
+    changes = install.plan(a.agent, a.scope, Path(ctx.repo_root), Path(SKILL_DIR), home,
+                           uninstall=a.uninstall, follow_symlinks=a.follow_symlinks,
+                           plugin=plugins[0]["id"] if plugins else None)
     data = {"agent": a.agent, "scope": a.scope, "dry_run": a.dry_run,
+            "plugin": plugins[0] if plugins else None,
             "changes": [{"path": str(c.path), "summary": c.summary} for c in changes]}
+    head = _plugin_lines(plugins[0]) if plugins else []
     if a.dry_run:
-        lines = [c.summary for c in changes] + [install.render_diff(c) for c in changes]
+        lines = head + [c.summary for c in changes] + [install.render_diff(c) for c in changes]
         return data, lines or ["nothing to change"]
     written = install.apply(changes, Path(ctx.memory.root) / "backups")
     if not a.uninstall:
         bootstrap.ensure_store(ctx.memory.root, ctx.repo_root)
         _precompile()
     data["written"] = [str(p) for p in written]
-    lines = [c.summary for c in changes] or ["already up to date"]
-    lines += [f"manual step: {m}" for m in install.MANUAL_STEPS.get(a.agent, []) if not a.uninstall]
+    lines = head + [c.summary for c in changes] or ["already up to date"]
+    if not a.uninstall and not plugins:
+        lines += [f"manual step: {m}" for m in install.MANUAL_STEPS.get(a.agent, [])]
     return data, lines
+
+
+def _loading_plugins(a, repo_root: str, home) -> list:
+    """The Claude Code plugins that already register our hooks (none to consider: [])."""
+    from pathlib import Path
+    from ..observation import claude_plugin
+    if a.agent != "claude" or a.uninstall or a.ignore_plugin:
+        return []
+    return claude_plugin.loading(Path(SKILL_DIR), Path(repo_root), home)
+
+
+def _plugin_lines(plugin: dict) -> List[str]:
+    lines = [f"Claude Code loads this folder as the plugin {plugin['id']} ({plugin['how']}); its "
+             "hooks/hooks.json registers the hooks, so install-hooks adds none."]
+    if plugin["needs_trust"]:
+        lines.append("It loads once the workspace is trusted (Claude Code asks on first start; for "
+                     "headless runs see references/INTEGRATION.md). Start a new session to load it.")
+    return lines
 
 
 def _precompile() -> None:
@@ -80,7 +110,7 @@ def _add_doctor(sub) -> None:
 
 def _run_doctor(ctx: Context) -> Tuple[dict, List[str]]:
     from ..observation import doctor
-    data = doctor.check(ctx.memory, ctx.repo_root)
+    data = doctor.check(ctx.memory, ctx.repo_root, SKILL_DIR)
     return data, doctor.render(data)
 
 

@@ -6,7 +6,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 
 from typing import List, Tuple
 
-from .common import SCRIPT, Context, examples, option
+from .common import SCRIPT, Context, TtyProgress, examples, option
 
 
 # --- mine ---------------------------------------------------------------------------------
@@ -33,7 +33,9 @@ def _add_mine(sub) -> None:
                        "(explicit key mined:<kind>:<digest>). "
                        "Only observations appended since the last run are read (checkpoint: "
                        "<store>/mine_state.json); a replaced or shrunk observations.jsonl is "
-                       "mined again from the start. Rules and constants: references/LEARNING.md.",
+                       "mined again from the start. On a terminal a run longer than a second "
+                       "shows how far it has read (stderr). "
+                       "Rules and constants: references/LEARNING.md.",
                        epilog=examples(f"{SCRIPT} mine --dry-run",
                                        f"{SCRIPT} mine --kind failures --since 2025-01-01 "
                                        "--format json"))
@@ -48,7 +50,12 @@ def _add_mine(sub) -> None:
 def _run_mine(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import mine
     a = ctx.args
-    data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root)
+    progress = TtyProgress.for_stderr()
+    try:
+        data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root, progress)
+    finally:
+        if progress:
+            progress.close()
     a.writes = not a.dry_run and (
         any(e["action"] in ("created", "reinforced") for e in data["lessons"])
         or any(e["action"] in ("proposed", "updated") for e in data["proposals"]))
@@ -71,7 +78,8 @@ def _add_maintain(sub) -> None:
                        "since it and promote/decay already ran in the last "
                        f"{LIFECYCLE_EVERY_HOURS} hours (idle time alone still "
                        "moves lessons, so those two run daily). State: "
-                       "<store>/maintain_state.json. " + LIFECYCLE,
+                       "<store>/maintain_state.json. On a terminal a run longer than a second "
+                       "names the step it is on (stderr). " + LIFECYCLE,
                        epilog=examples(f"{SCRIPT} maintain --dry-run",
                                        f"{SCRIPT} maintain --force --format json"))
     p.add_argument("--force", action="store_true",
@@ -83,7 +91,12 @@ def _add_maintain(sub) -> None:
 def _run_maintain(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import maintain
     a = ctx.args
-    data = maintain.maintain(ctx.memory, ctx.repo_root, a.dry_run, a.force)
+    progress = TtyProgress.for_stderr()
+    try:
+        data = maintain.maintain(ctx.memory, ctx.repo_root, a.dry_run, a.force, progress)
+    finally:
+        if progress:
+            progress.close()
     a.writes = data["wrote"]
     return data, maintain.render(data)
 

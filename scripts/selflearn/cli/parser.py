@@ -120,7 +120,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ctx = None
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
-        if argv[:1] == ["hook"]:
+        if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv[1:]):
             from ..observation import hook
             from ..surfacing import injection
             return hook.main(argv[1:], injection.inject)

@@ -86,10 +86,11 @@ def running(memory: Memory, enabled: bool = True) -> Iterator[bool]:
         os.close(fd)
 
 
-def maintain(memory: Memory, repo_root: str, dry_run: bool = False, force: bool = False) -> dict:
+def maintain(memory: Memory, repo_root: str, dry_run: bool = False, force: bool = False,
+             progress=None) -> dict:
     """Run the steps that are due, unless another maintain is running or the kill switch
     is on (a hook's run writes nothing then; ``--force`` is a person's); report each
-    step's data, or why nothing ran."""
+    step's data, or why nothing ran. ``progress(line)``, if given, hears each step start."""
     off = paths.kill_switch(repo_root)
     if off and not force:
         return {"dry_run": dry_run, "forced": force, "state": memory.path(STATE_FILE),
@@ -101,10 +102,10 @@ def maintain(memory: Memory, repo_root: str, dry_run: bool = False, force: bool 
             return {"dry_run": dry_run, "forced": force, "state": memory.path(STATE_FILE),
                     "last_run": None, "new_since_last_run": None, "skipped": BUSY,
                     "steps": {}, "wrote": False, "state_written": False}
-        return _maintain(memory, repo_root, dry_run, force)
+        return _maintain(memory, repo_root, dry_run, force, progress or (lambda line: None))
 
 
-def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool) -> dict:
+def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool, progress) -> dict:
     now = model.now()
     state_path = memory.path(STATE_FILE)
     state = cursors.load(state_path, "seen", "maintain", "run every step on the next run")
@@ -119,9 +120,12 @@ def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool) -> dic
     steps = data["steps"]
     if news or force:
         from . import mine, reinforce
-        steps["mine"] = mine.mine(memory, None, None, dry_run, repo_root)
+        progress("maintain: mine")
+        steps["mine"] = mine.mine(memory, None, None, dry_run, repo_root, progress)
+        progress("maintain: reinforce")
         steps["reinforce"] = reinforce.reinforce(memory, repo_root, dry_run)
     for step in transitions.STEPS:
+        progress(f"maintain: {step}")
         steps[step] = transitions.run(memory, step, dry_run)
     after = seen(memory)
     data["wrote"] = not dry_run and after != before

@@ -10,11 +10,13 @@ card instead of copying it. Findings that carry a ``proposal`` instead of a
 ``card`` go to the proposals inbox (``proposals.offer``).
 Invariants: each line is parsed at most once per run; cards are written
 before the checkpoint; ``--dry-run`` and ``--since`` never write the
-checkpoint. Must not import cli.
+checkpoint. A long read reports progress through the ``progress`` callable
+the CLI passes on a terminal. Must not import cli.
 """
 
 import os
-from typing import Dict, List, Optional
+import time
+from typing import Callable, Dict, List, Optional
 
 from ..storage import config, cursors, fastjson, model, record, store
 from . import mine_bypass, mine_denials, mine_edits, mine_failures, mine_preferences, mine_sequences
@@ -28,6 +30,12 @@ GROWING = ("evidence", "solution_steps", "gotchas", "observations", "first_seen"
 # --- registry: --kind name -> module with KIND, miner(agg, setup) -> Run, recurs(obs) --------
 MINERS = {m.KIND: m for m in (mine_failures, mine_edits, mine_bypass, mine_denials,
                               mine_preferences, mine_sequences)}
+
+
+PROGRESS_EVERY = 1.0  # seconds: the first report after a second of reading, then one a second
+PROGRESS_LINES = 512  # lines between clock checks
+
+Progress = Optional[Callable[[str], None]]
 
 
 # --- reading, checkpoint, writing ------------------------------------------------------------
@@ -62,7 +70,7 @@ def _why_full(cp: Optional[dict], st, fh) -> Optional[str]:
 
 
 def mine(memory, kinds: Optional[List[str]] = None, since: Optional[str] = None,
-         dry_run: bool = False, repo_root: str = "") -> dict:
+         dry_run: bool = False, repo_root: str = "", progress: Progress = None) -> dict:
     """Feed new observations to the miners, then write (or, dry, list) their lessons."""
     names, since_iso = check_args(kinds, since)
     setup = Setup(repo_root, config.load(repo_root) if repo_root else {})
@@ -81,7 +89,7 @@ def mine(memory, kinds: Optional[List[str]] = None, since: Optional[str] = None,
         state = {"v": 1, "kinds": {}} if since_iso else \
             cursors.load(state_path, "kinds", "mine", redo)
         with open(path, "rb") as fh:
-            found, checkpoint = _scan(fh, names, state, since_iso, data, setup)
+            found, checkpoint = _scan(fh, names, state, since_iso, data, setup, progress)
         data["lessons"] = _write(memory, [f for f in found if "card" in f], dry_run, data)
         from . import proposals
         data["proposals"] = proposals.offer(
@@ -93,7 +101,8 @@ def mine(memory, kinds: Optional[List[str]] = None, since: Optional[str] = None,
     return data
 
 
-def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: Setup):
+def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: Setup,
+          progress: Progress = None):
     """Read from the lowest checkpoint on; each kind sees only the lines past its own.
 
     Returns the lessons found and the new checkpoint per kind (aggregates included).
@@ -116,6 +125,7 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: 
     later = sorted(((off, run) for off, run in miners if off > pos), key=lambda x: x[0])
     fh.seek(pos)
     read = parsed = 0
+    report = _reporter(progress, pos, st.st_size)
     check = model.LineCheck("observations")
     for raw in fh:
         if raw[-1:] != b"\n":
@@ -125,6 +135,8 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: 
         pos += len(raw)
         line += 1
         read += 1
+        if report is not None and not read % PROGRESS_LINES:
+            report(pos)
         for run in active:
             if run.wants(raw):
                 break
@@ -155,6 +167,21 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: 
     for name, agg in ((n, a) for _, _, n, a in runs):
         data["clusters"][name] = len(agg.get("clusters", {}))
     return found, checkpoint
+
+
+def _reporter(progress: Progress, start: int, size: int):
+    """``report(pos)``, saying how far the read is at most once per ``PROGRESS_EVERY``."""
+    if progress is None or size <= start:
+        return None
+    due = [time.monotonic() + PROGRESS_EVERY]
+
+    def report(pos: int) -> None:
+        now = time.monotonic()
+        if now >= due[0]:
+            due[0] = now + PROGRESS_EVERY
+            progress(f"mine: read {(pos - start) / 1e6:.1f} of {(size - start) / 1e6:.1f} MB "
+                     f"of observations ({100 * (pos - start) // (size - start)}%)")
+    return report
 
 
 def _write(memory, found: List[dict], dry_run: bool, data: dict) -> List[dict]:

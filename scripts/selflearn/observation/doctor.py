@@ -1,8 +1,9 @@
 """``doctor``: is observation on, are hooks installed and firing, is the store healthy.
 
-Reads only: the kill switch, each agent's hook config (``install.status``),
+Reads only: the kill switch, each agent's hook config (``install.status``)
+and, for Claude Code, the plugins that load the skill folder (``claude_plugin``),
 the last observation per agent, per-file sizes and unreadable lines, and
-the hook errors log.
+the hook errors log. A hook registered more than once is a problem, with the fix.
 """
 
 import os
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import List
 
-from . import install
+from . import claude_plugin, install
 from ..storage import paths
 from ..storage.memory import Memory
 
@@ -39,16 +40,43 @@ def _last_seen(memory: Memory) -> dict:
     return seen
 
 
-def check(memory: Memory, repo_root: str) -> dict:
-    hooks = install.status(Path(repo_root), Path(os.path.expanduser("~")))
+def _registrations(name: str, installed: List[str], plugins: List[dict]) -> List[str]:
+    where = [f"plugin {p['id']}" for p in plugins] if name == "claude" else []
+    return where + [f"{scope} settings" for scope in installed]
+
+
+def _double_fix(name: str, installed: List[str], plugins: List[dict], script: str) -> str:
+    if name == "claude" and plugins:
+        keep = f"keep the plugin {plugins[0]['id']}: run " + " and ".join(
+            f"`python3 {script} install-hooks --agent claude --scope {s}`" for s in installed)
+        return keep + " (each removes our settings entries)"
+    return f"keep one: `python3 {script} uninstall-hooks --agent {name} --scope user`"
+
+
+def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
+    home = Path(os.path.expanduser("~"))
+    hooks = install.status(Path(repo_root), home)
+    found = claude_plugin.loading(Path(skill_dir), Path(repo_root), home) if skill_dir else []
+    plugins = [p for p in found if p["trusted"]]  # loading now; the others wait for trust
+    waiting = [p["id"] for p in found if not p["trusted"]]
+    script = os.path.join(skill_dir, "scripts", "self_learning.py") if skill_dir else \
+        "scripts/self_learning.py"
     seen = _last_seen(memory)
-    agents = {}
+    agents, doubles = {}, []
     for name, info in hooks.items():
         installed = [scope for scope in ("project", "user")
                      if info.get(scope) and info[scope].get("installed")]
+        where = _registrations(name, installed, plugins)
         agents[name] = {"installed": installed, "last_event": seen.get(name),
-                        "config": {s: str(info[s]["path"]) for s in ("project", "user")
-                                   if info.get(s) and info[s].get("path")}}
+                        "registrations": where,
+                        "plugins": [p["id"] for p in plugins] if name == "claude" else [],
+                        "plugins_waiting_for_trust": waiting if name == "claude" else [],
+                        "config": {s: str(info[s]["file"]) for s in ("project", "user")
+                                   if info.get(s) and info[s].get("file")}}
+        if len(where) > 1:
+            doubles.append(f"{name}: hooks registered {len(where)} times ({', '.join(where)}), "
+                           f"so every event runs the hook {len(where)} times (stored once); "
+                           + _double_fix(name, installed, plugins, script))
     errors = memory.load("errors.jsonl") if os.path.exists(memory.path("errors.jsonl")) else []
     files = _files(memory)
     problems = []
@@ -60,8 +88,9 @@ def check(memory: Memory, repo_root: str) -> dict:
     problems += [f"store {'folder' if item['want'] == '0700' else 'file'} {item['path']} has mode "
                  f"{item['mode']}: others can read it; `repair --apply` makes it {item['want']}"
                  for item in loose]
+    problems += doubles
     for name, agent in agents.items():
-        if agent["installed"] and not agent["last_event"]:
+        if agent["registrations"] and not agent["last_event"]:
             problems.append(f"{name}: hooks installed but no event seen yet (start a session)")
     return {"store": memory.root, "disabled": paths.kill_switch(repo_root), "agents": agents,
             "files": files, "errors": len(errors), "loose_modes": loose,
@@ -73,10 +102,12 @@ def render(data: dict) -> List[str]:
     lines = [f"store: {data['store']}",
              f"observation: {'OFF (' + data['disabled'] + ')' if data['disabled'] else 'on'}"]
     for name, agent in data["agents"].items():
-        where = ", ".join(agent["installed"]) or "not installed"
+        where = ", ".join(agent.get("registrations") or agent["installed"]) or "not installed"
         last = agent["last_event"]
         seen = f"last event {last['event']} at {last['ts']}" if last else "no event seen"
         lines.append(f"  {name:<8} hooks: {where}; {seen}")
+        for plugin in agent.get("plugins_waiting_for_trust") or []:
+            lines.append(f"           plugin {plugin} loads once the workspace is trusted")
     for f in data["files"]:
         bad = f", {len(f['unreadable'])} unreadable" if f["unreadable"] else ""
         lines.append(f"  {f['file']:<24} {f['records']:>7} records {f['bytes']:>10} bytes{bad}")

@@ -5,7 +5,8 @@ inject context (on session start and prompt events the ``inject`` callable that
 the entry point passes in, surfacing's, may print learned notes, within the
 advice budget: observation sits below surfacing and never imports it), never let an internal error reach the agent (it goes to
 ``<store>/errors.jsonl``, which ``doctor`` shows). A record is capped below
-4 KiB and appended with one locked ``write()``. The kill switch
+4 KiB and appended with one locked ``write()``; under that lock a second firing
+of the same event (our hook registered twice) is dropped. The kill switch
 (``SELF_LEARNING_DISABLE=1`` or the ``disabled`` marker) turns it into a no-op.
 
 Import budget: ``sys``, ``time`` and the hook-path modules ``paths``,
@@ -24,6 +25,12 @@ MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append
 PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
 INJECTING = ("session_start", "prompt")  # events whose hook may print advice (surfacing)
+# The fields that tell one event from another (those present): a second firing of our hook
+# for the same event (registered twice) matches on all of them.
+# Listed rarest first: the check looks only at the lines holding the first one present.
+TWIN_KEYS = ("tool_use_id", "prompt", "last_message", "prompt_id", "source", "event", "session_id")
+TWIN_WINDOW = 2  # seconds: a second firing of the same event this soon is the same event
+CODEX_TAIL = 256 * 1024  # bytes of a Codex rollout file searched for a command's exit code
 
 
 def _parse_args(argv: list) -> dict:
@@ -86,12 +93,86 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
         raise ValueError("payload is not UTF-8") from None
     if not isinstance(payload, dict):
         raise ValueError(f"payload is a JSON {type(payload).__name__}, not an object")
+    if opts["agent"] == "codex":
+        _codex_exit_code(payload)
     obs = observe.normalize(payload, opts["agent"], opts["event"])
     if obs is None:
         return None
     record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
-    store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), fit_record(record))
+    line = fit_record(record)  # may shorten long fields in place: the check sees what is stored
+    if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
+                              unless=_twin_check(record)):
+        return None  # a second registration fired the same event: stored (and injected) once
     return record
+
+
+def _twin_check(record: dict):
+    """A test for the store's tail: does it hold this event, stored in the last ``TWIN_WINDOW`` s?
+
+    The same event agrees on every ``TWIN_KEYS`` field it has; two registrations
+    of our hook (plugin and settings, project and user) fire it within
+    milliseconds of each other.
+    """
+    if not record.get("session_id"):
+        return None
+    needles = [f'"{k}": {fastjson.dumps(record[k])}'.encode("utf-8", "replace")
+               for k in TWIN_KEYS if record.get(k)]
+    if fs.env("SELF_LEARNING_NOW"):
+        stamps = [record["ts"]]  # the fake clock stands still
+    else:
+        now = time.time()
+        stamps = [time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - k))
+                  for k in range(TWIN_WINDOW + 1)]
+    stamps = [f'"ts": "{s}"'.encode() for s in stamps]
+
+    rare, rest = needles[0], needles[1:]
+
+    def seen(tail: bytes) -> bool:
+        at = tail.find(rare)
+        while at >= 0:  # only the lines holding the rarest field are looked at
+            start, end = tail.rfind(b"\n", 0, at) + 1, tail.find(b"\n", at)
+            line = tail[start:end if end >= 0 else len(tail)]
+            if all(n in line for n in rest) and any(s in line for s in stamps):
+                return True
+            at = tail.find(rare, end if end >= 0 else len(tail))
+        return False
+    return seen
+
+
+def _codex_exit_code(payload: dict) -> None:
+    """Codex's PostToolUse gives a command's output but not its exit code (0.169); the session's
+    rollout file (``transcript_path``) holds it in the command's ``item_completed`` line. Put it
+    in front of the output as the ``Exit code: N`` header older Codex releases sent."""
+    response, call = payload.get("tool_response"), payload.get("tool_use_id")
+    path = payload.get("transcript_path")
+    if payload.get("hook_event_name") != "PostToolUse" or not isinstance(response, str) \
+            or not isinstance(call, str) or not call or not isinstance(path, str) or not path \
+            or response.lstrip()[:40].lower().startswith(("exit code", "process exited")):
+        return
+    try:
+        fd = fs.open_fd(path, fs.O_RDONLY)
+    except OSError:
+        return
+    try:
+        size = fs.fstat(fd).st_size
+        tail = fs.pread(fd, min(size, CODEX_TAIL), max(0, size - CODEX_TAIL))
+    finally:
+        fs.close(fd)
+    needle = f'"id":"{call}"'.encode("utf-8", "replace")
+    end = len(tail)
+    while True:  # the last line naming the call that carries an exit code
+        at = tail.rfind(needle, 0, end)
+        if at < 0:
+            return
+        start, stop = tail.rfind(b"\n", 0, at) + 1, tail.find(b"\n", at)
+        line = tail[start:stop if stop >= 0 else len(tail)]
+        key = line.find(b'"exit_code":')
+        if key >= 0:
+            digits = line[key + 12:key + 24].split(b",")[0].split(b"}")[0].strip()
+            if digits.lstrip(b"-").isdigit():
+                payload["tool_response"] = f"Exit code: {int(digits)}\nOutput:\n{response}"
+            return
+        end = start
 
 
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:

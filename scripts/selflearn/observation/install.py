@@ -27,7 +27,10 @@ MARKER = "self_learning.py hook"
 _MARKER_RE = re.compile(r"self_learning\.py['\"]?\s+hook\b")
 SCRIPT = "scripts/self_learning.py"
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
+# Codex runs hooks in the session's cwd with no project-dir variable: find the top at run time.
+TOPLEVEL = "git rev-parse --show-toplevel 2>/dev/null || pwd"
 SCOPES = ("project", "user")
+SKILL_HOMES = (".claude", ".agents", ".codex", ".github", ".gemini", ".cursor")
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,8 @@ AGENTS: Dict[str, Agent] = {
             "timeout", False, "CLAUDE_PROJECT_DIR",
         ),
         Agent(
-            # Codex gives hooks no project-dir variable (they run in the session cwd),
-            # and caps SessionEnd hooks at 3 s.
+            # Codex gives hooks no project-dir variable (they run in the session cwd, so the
+            # project command asks git for the top level), and caps SessionEnd hooks at 3 s.
             "codex", ".codex/hooks.json", ".codex/hooks.json", "nested",
             (("SessionStart", 10, None), ("UserPromptSubmit", 5, None),
              ("PreToolUse", 5, None), ("PostToolUse", 5, None),
@@ -149,23 +152,42 @@ def is_ours(handler: object) -> bool:
 
 
 def hook_command(spec: Agent, scope: str, repo_root: Path, skill_dir: Path) -> Tuple[str, Optional[str]]:
-    """The shell command for ``spec`` and the ``cwd`` to run it in (or None)."""
+    """The shell command for ``spec`` and the ``cwd`` to run it in (or None).
+
+    A project file is committed, so its command never holds this machine's
+    path: the agent's project-dir variable, a path relative to the ``cwd`` the
+    agent honours, or (Codex, which has neither) the repository's top level
+    asked of git at run time. Only ``--scope user`` writes an absolute path.
+    """
     skill = Path(os.path.abspath(skill_dir))
-    rel = _relative_to(skill, Path(repo_root)) if scope == "project" else None
     tail = f"/{SCRIPT} hook --agent {spec.name}"
-    if rel is not None and spec.project_var:
-        prefix = f'"${spec.project_var}"' + ("" if rel == "." else "/" + shlex.quote(rel))
-        return f"python3 -S {prefix}{tail}", None
-    if rel is not None and spec.cwd_relative:
+    if scope != "project":
+        return f"python3 -S {shlex.quote(skill.as_posix())}{tail}", None
+    rel = _relative_to(skill, Path(repo_root))
+    if rel is None:
+        raise UsageError(f"{skill} is outside the repository {repo_root}: a project hook file is "
+                         "committed and must not hold this machine's path; copy the folder into "
+                         "the repository (e.g. .claude/skills/self-learning-skills) or use "
+                         "--scope user")
+    inside = "" if rel == "." else "/" + shlex.quote(rel)
+    if spec.project_var:
+        return f'python3 -S "${spec.project_var}"{inside}{tail}', None
+    if spec.cwd_relative:
         return f"python3 -S {shlex.quote(rel)}{tail}", "."
-    return f"python3 -S {shlex.quote(skill.as_posix())}{tail}", None
+    return f'python3 -S "$({TOPLEVEL})"{inside}{tail}', None
 
 
 def _relative_to(path: Path, root: Path) -> Optional[str]:
+    """``path`` relative to ``root``; a folder linked into the repo's skill folders counts as inside."""
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
-        return None
+        pass
+    for home in SKILL_HOMES:  # e.g. .claude/skills/self-learning-skills -> ~/src/self-learning-skills
+        for entry in sorted((root / home / "skills").glob("*")):
+            if entry.is_symlink() and entry.resolve() == path.resolve():
+                return entry.relative_to(root).as_posix()
+    return None
 
 
 def handler(spec: Agent, command: str, timeout: int, cwd: Optional[str]) -> dict:
@@ -301,13 +323,27 @@ def check_symlink(path: Path, repo_root: Path, follow: bool) -> None:
 
 
 def plan(agent: str, scope: str, repo_root: Path, skill_dir: Path, home: Path,
-         uninstall: bool = False, follow_symlinks: bool = False) -> List[Change]:
-    """The changes install (or uninstall) would make; empty when there is nothing to do."""
+         uninstall: bool = False, follow_symlinks: bool = False,
+         plugin: Optional[str] = None) -> List[Change]:
+    """The changes install (or uninstall) would make; empty when there is nothing to do.
+
+    ``plugin`` names the Claude Code plugin that already registers our hooks:
+    install then adds none and takes ours out of the settings file instead.
+    """
     spec = agent_spec(agent)
     path = config_path(agent, scope, repo_root, home)
     if scope == "project":
         check_symlink(path, repo_root, follow_symlinks)
     before, doc = read_config(path)
+    if plugin is not None and not uninstall:
+        new, removed, _ = merge(doc, spec, {}, path)
+        if not removed:
+            return []
+        after = None if new in ({}, dict(spec.skeleton)) else \
+            render_json(new, _detect_indent(before) if before else 2)
+        return [Change(path=path, before=before, after=after,
+                       summary=f"update {path}: remove {removed} {spec.name} hook entries "
+                               f"({scope} scope): the plugin {plugin} registers them")]
     if uninstall:
         wanted: Dict[str, dict] = {}
     else:

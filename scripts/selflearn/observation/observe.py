@@ -94,7 +94,9 @@ def _hash(text: str) -> str:
 
 _META = ("exit code", "wall time", "command:", "directory:", "chunk id", "signal:",
          "original token count", "process exited", "process group", "background pids",
-         "error: (none)", "output: (empty)", "output:")
+         "error: (none)", "output: (empty)", "output:",
+         "<untrusted_context>", "</untrusted_context>",  # Gemini CLI wraps tool output in these
+         "<shellid:")  # Copilot CLI ends shell output with <shellId: N completed with exit code N>
 
 
 def _error_head(text: str):
@@ -168,9 +170,12 @@ class _Obs(dict):
 
 
 def _exit_code(text: str, first_only: bool = False):
-    """The int after ``Exit code``/``Exit Code:``/``exit status``/``Process exited with code``."""
+    """The int after ``Exit code``/``Exit Code:``/``exit status``/``Process exited with code``
+    (also inside Copilot CLI's ``<shellId: 0 completed with exit code 1>``)."""
     for line in text.splitlines()[:1] if first_only else text.splitlines():
         low = line.strip().lower()
+        if low.startswith("<shellid:") and " exit code " in low:  # Copilot CLI's last line
+            low = low[low.index(" exit code ") + 1:].rstrip(">")
         for prefix in ("exit code", "process exited with code", "exit status"):
             if low.startswith(prefix):
                 word = (low[len(prefix):].lstrip(" :=").split() or [""])[0].rstrip(".,;)")

@@ -15,6 +15,8 @@ from . import fastjson
 from . import posixfs as fs
 from .errors import SelfLearningError
 
+TAIL = 64 * 1024  # bytes an ``unless`` check sees: the last few dozen records
+
 
 def encode(record: dict) -> bytes:
     """One record as one UTF-8 line; unpaired surrogates become U+FFFD."""
@@ -31,10 +33,15 @@ def append(path: str, records: list, durable: bool = False) -> None:
         append_bytes(path, b"".join(encode(r) for r in records), durable)
 
 
-def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
+def append_bytes(path: str, data: bytes, durable: bool = False, unless=None) -> bool:
     """Append already-encoded lines in one ``write()`` under the file's lock; a failed
     write (full disk, ``ulimit -f``) is cut back, so the file is as it was. A file (and
-    folder) this creates is private to its owner (0600, 0700) whatever the umask."""
+    folder) this creates is private to its owner (0600, 0700) whatever the umask.
+
+    ``unless(tail)``, given the file's last ``TAIL`` bytes under the same lock,
+    vetoes the append when it returns true (two racing writers of the same
+    event store it once). Returns whether ``data`` was written.
+    """
     fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
     while True:
         fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, fs.PRIVATE_FILE)
@@ -46,6 +53,8 @@ def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
             size = st.st_size
             if size == 0 and st.st_mode & 0o777 != fs.PRIVATE_FILE:
                 fs.fchmod(fd, fs.PRIVATE_FILE)  # just created under a strict or odd umask
+            if unless is not None and size and unless(fs.pread(fd, min(size, TAIL), max(0, size - TAIL))):
+                return False
             out = data if size == 0 or fs.pread(fd, 1, size - 1) == b"\n" else b"\n" + data
             try:
                 _write_all(fd, out)
@@ -54,7 +63,7 @@ def append_bytes(path: str, data: bytes, durable: bool = False) -> None:
                 raise
             if durable:
                 fs.fsync(fd)
-            return
+            return True
         finally:
             fs.close(fd)
 

@@ -249,8 +249,9 @@ def _command(repo_root: str, skill_dir: str) -> str:
 
 def suggest(repo_root: str, home: str, skill_dir: str) -> dict:
     """Per agent: used here?, our hooks installed?, and the command that would help."""
-    from ..observation import install
+    from ..observation import claude_plugin, install
     status = install.status(Path(repo_root), Path(home))
+    plugins = claude_plugin.loading(Path(skill_dir), Path(repo_root), Path(home))
     base = _command(repo_root, skill_dir)
     hooks, rules_only = [], []
     for agent in HOOK_AGENTS + RULES_ONLY:
@@ -264,6 +265,8 @@ def suggest(repo_root: str, home: str, skill_dir: str) -> dict:
             rules_only.append(row)
             continue
         row.update(_hook_state(status[agent]))
+        if agent == "claude" and plugins and row["hooks"] == "none":
+            row.update(hooks="plugin", plugin=plugins[0]["id"])  # its hooks/hooks.json
         row["command"] = f"{base} install-hooks --agent {agent}" if row["hooks"] in (
             "none", "incomplete") else ""
         hooks.append(row)
@@ -288,6 +291,8 @@ def render_suggest(data: dict) -> List[str]:
         where = f"used here ({', '.join(row['seen'])})" if row["present"] else "not seen here"
         if row["hooks"] == "installed":
             lines.append(f"{row['agent']}: hooks installed ({row['scope']} scope)")
+        elif row["hooks"] == "plugin":
+            lines.append(f"{row['agent']}: hooks registered by the plugin {row['plugin']}")
         elif row["present"] and row["hooks"] == "incomplete":
             lines.append(f"{row['agent']}: hooks miss {', '.join(row['missing_events'])}; "
                          f"update them: {row['command']}")
