@@ -8,7 +8,7 @@ the median wall time of both events next to ``python3 -S -c pass`` and a
 PostToolUse hook measured in the same run, and the characters injected; then the
 ratio to start-up and the peak RSS of each event. ``--keep DIR`` reuses the stores
 ``store_scale.py --keep DIR`` built (the first hook run catches their index up, untimed).
-Usage: python3 bench/advice_latency.py [--sizes 200,2000,20000] [--runs 15] [--keep DIR]
+Usage: python3 bench/advice_latency.py [--sizes 200,2000,20000] [--runs 15] [--keep DIR] [--cold]
 """
 import argparse
 import json
@@ -50,7 +50,7 @@ def peak_rss(cmd, stdin: bytes, env, scratch: str) -> float:
     return run_child(cmd, env, path, scratch)[1]
 
 
-def measure(size: int, runs: int, keep=None) -> dict:
+def measure(size: int, runs: int, keep=None, warm: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         repo = reuse_or_build(keep, size)[0] if keep else scratch
         env = {**os.environ, "SELF_LEARNING_REPO_ROOT": repo, "SELF_LEARNING_USER": "bench"}
@@ -58,6 +58,9 @@ def measure(size: int, runs: int, keep=None) -> dict:
         env.pop("SELF_LEARNING_NOW", None)
         if not keep:
             build_store(repo, size)
+        if warm:  # as after any command that wrote: the safety screen's verdicts are known
+            subprocess.run([sys.executable, SCRIPT, "index"], env=env, capture_output=True,
+                           check=True)
         hook = [sys.executable, "-S", SCRIPT, "hook", "--agent", "claude"]
         base = [sys.executable, "-S", "-c", "pass"]
         row = {"size": size, "base": [], **{name: [] for name in EVENTS}}
@@ -78,9 +81,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="200,2000,20000")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--keep", metavar="DIR", help="reuse (or build once) stores under DIR")
+    parser.add_argument("--cold", action="store_true",
+                        help="no screen verdicts remembered (<store>/screened.json absent)")
     args = parser.parse_args()
     started = time.time()
-    rows = [measure(int(s), args.runs, args.keep) for s in args.sizes.split(",")]
+    rows = [measure(int(s), args.runs, args.keep, not args.cold) for s in args.sizes.split(",")]
     print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} cores, "
           f"{args.runs} runs each; medians in ms (characters printed)")
     names = list(EVENTS)

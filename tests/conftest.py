@@ -64,3 +64,4 @@ def run(capsys, monkeypatch):
         out, err = capsys.readouterr()
         return code, out, err
     return _run
+

@@ -16,6 +16,7 @@ per job as it ends, the output of any that failed at the end.
 import glob
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -130,6 +131,14 @@ def _summary(output: str) -> str:
     return tail[-1] if tail else (lines[-1] if lines else "no output")
 
 
+def counts(output: str):
+    """(passed, failed) from pytest's closing line; errors count as failed."""
+    found = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|errors?)\b",
+                                                      _summary(output))}
+    return found.get("passed", 0), found.get("failed", 0) + found.get("error", 0) \
+        + found.get("errors", 0)
+
+
 PARTS = {"all": "whole suite", "unit": "suite without tests/e2e", "e2e": "tests/e2e"}
 
 
@@ -200,6 +209,9 @@ def run_all(found: dict, args: list) -> int:
     failed = [r for r in results if r["code"] != 0]
     print(f"tests/run.py: {len(keys)} Python versions in {time.monotonic() - start:.0f} s: "
           + ("all passed" if not failed else f"{len(failed)} of {len(results)} runs FAILED"))
+    tally = [counts(r["output"]) for r in results]
+    # The plain closing line CI reads: every run's tests added up.
+    print(f"total: {sum(p for p, _ in tally)} passed, {sum(f for _, f in tally)} failed")
     return 1 if failed else 0
 
 

@@ -10,6 +10,7 @@ import pytest
 from selflearn.graduation import backport, skillblocks
 from selflearn.cli import parser as cli
 from selflearn.storage import store as jsonl
+from seeding import seed_record  # noqa: E402
 
 SKILL_TEXT = b"---\nname: demo-skill\ndescription: a demo\n---\n# Demo\n\nDo the thing.\n"
 REF = os.path.join("references", "self-learning-aha.md")
@@ -25,7 +26,7 @@ def card(cid, **kw):
 @pytest.fixture
 def seed(run):
     def _seed(*cards):
-        code, _, err = run(["record"], json.dumps({"aha_cards": list(cards)}))
+        code, _, err = seed_record(({"aha_cards": list(cards)}))
         assert code == 0, err
     return _seed
 

@@ -6,6 +6,7 @@ import pytest
 from selflearn.learning import corrections as C
 from selflearn.storage import store as jsonl
 from selflearn.storage.memory import Memory
+from seeding import seed_record  # noqa: E402
 
 
 def js(run, *args):
@@ -15,7 +16,7 @@ def js(run, *args):
 
 
 def seed(run, *cards):
-    code, _, err = run(["record"], json.dumps({"aha_cards": list(cards)}))
+    code, _, err = seed_record(({"aha_cards": list(cards)}))
     assert code == 0, err
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from selflearn.surfacing import export_rules
 from selflearn.storage import store as jsonl
+from seeding import seed_record  # noqa: E402
 
 ACCEPTED = [
     {"id": "aha_pnpm", "title": "Use pnpm, not npm.", "status": "accepted",
@@ -17,7 +18,7 @@ ACCEPTED = [
 
 
 def record(run, cards):
-    code, _, err = run(["record"], stdin=json.dumps({"aha_cards": cards}))
+    code, _, err = seed_record(({"aha_cards": cards}))
     assert code == 0, err
 
 
@@ -41,8 +42,8 @@ def test_each_agent_gets_its_rules_file(run, repo, agent, path):
     data = export(run, agent)
     assert data["action"] == "created" and data["path"] == path
     text = (repo / path).read_text()
-    assert "- Use pnpm, not npm: run `pnpm install`\n" in text
-    assert "- Lint Python with ruff\n" in text and "proposed" not in text
+    assert "- Use pnpm, not npm: run `pnpm install` (recorded by the agent; accepted)\n" in text
+    assert "- Lint Python with ruff (recorded by the agent; accepted)\n" in text and "proposed" not in text
     if agent == "cursor":
         assert text.startswith("---\ndescription: ") and "\nalwaysApply: true\n---\n" in text
     elif agent == "continue":
@@ -79,7 +80,8 @@ def test_block_is_bounded_by_markers_and_rest_is_byte_identical(run, repo):
     assert (repo / "AGENTS.md").stat().st_mode & 0o777 == 0o600
     second = (repo / "AGENTS.md").read_bytes().decode()
     assert second.startswith(head + "\n\n") and second.endswith(export_rules.END + "\n" + tail)
-    assert "- Only proposed, not exported\n" in block_of(second)
+    assert "- Only proposed, not exported (recorded by the agent; accepted by a person)\n" \
+        in block_of(second)
     assert second.replace(block_of(second), "") == first.replace(block_of(first), "") + tail
     assert export(run, "agents-md", "--remove")["action"] == "removed"
     assert (repo / "AGENTS.md").read_bytes().decode() == head + tail
@@ -143,7 +145,8 @@ def test_hostile_titles_are_escaped_and_cannot_close_the_block(run, repo):
     export(run, "agents-md")
     text = (repo / "AGENTS.md").read_text()
     assert text.count(export_rules.END) == 1 and "<script>" not in text
-    assert "- evil \u2039!-- self-learning-skills:end --\u203a # heading \u2039script\u203a\n" in text
+    assert "- evil \u2039!-- self-learning-skills:end --\u203a # heading \u2039script\u203a (recorded by the agent; accepted)\n" \
+        in text
     assert "&lt;" not in text
     export(run, "agents-md", "--remove")
     assert (repo / "AGENTS.md").read_text() == "top\n"
@@ -156,7 +159,7 @@ def test_placeholders_stay_readable_inside_backticks(run, repo):
     text = (repo / "AGENTS.md").read_text()
     rule = [x for x in text.splitlines() if x.startswith("- Run")][0]
     assert rule == ("- Run `make \u2039target\u203a` a --\u203a b: pass `--out \u2039dir\u203a` "
-                    "and \u2039!-- keep --\u203a")
+                    "and \u2039!-- keep --\u203a (recorded by the agent; accepted)")
     assert "&" not in rule and "<" not in rule and ">" not in rule
 
 
@@ -174,7 +177,7 @@ def test_output_is_bounded_and_redacted_again(run, repo, store, monkeypatch):
     assert all(len(r) <= export_rules.RULE_CHARS + 2 for r in data["rules"])
     text = (repo / "AGENTS.md").read_text()
     assert secret not in text
-    assert data["rules"][0] == "- token [REDACTED:github_token] in CI"  # most confident first
+    assert data["rules"][0] == "- token [REDACTED:github_token] in CI (recorded by the agent; accepted)"  # most confident first
 
 
 def test_splice_and_cut_are_inverse_on_any_text():

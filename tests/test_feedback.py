@@ -6,6 +6,7 @@ import pytest
 
 from selflearn.surfacing import feedback
 from selflearn.storage import store as jsonl
+from seeding import seed_payload  # noqa: E402
 
 NOW = "2026-03-10T12:00:00Z"
 
@@ -16,9 +17,7 @@ def clock(monkeypatch):
 
 
 def record(run, cards):
-    code, out, err = run(["record", "--format", "json"], stdin=json.dumps({"aha_cards": cards}))
-    assert code == 0, err
-    return [c["id"] for c in json.loads(out)["aha_cards"]]
+    return [c["id"] for c in seed_payload({"aha_cards": cards})["cards"]]
 
 
 def cards(store):

@@ -9,6 +9,7 @@ import pytest
 
 from selflearn.surfacing import advice
 from selflearn.storage.memory import Memory
+from seeding import seed_record  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "self_learning.py"
@@ -40,7 +41,7 @@ def cards(run):
              {"id": "aha_ci", "title": "CI build fails when the lockfile is stale",
               "when_to_use": "why does the build fail on CI", "status": "candidate",
               "origin": "mined", "confidence": 0.8, "solution_steps": ["run npm install"]}]
-    code, _, err = run(["record"], json.dumps({"aha_cards": items}))
+    code, _, err = seed_record(({"aha_cards": items}))
     assert code == 0, err
     return items
 
@@ -131,9 +132,9 @@ def test_non_injecting_events_print_nothing(cards, agent, name):
 def test_budget_from_config_bounds_every_agent_output(run, repo, agent, name):
     items = [{"id": f"aha_{i:02d}", "title": f"Lesson {i} about \"quotes\"\nand lines " + "é" * 40,
               "status": "accepted"} for i in range(40)]
-    assert run(["record"], json.dumps({"aha_cards": items}))[0] == 0
+    assert seed_record(({"aha_cards": items}))[0] == 0
     conf = repo / ".agent-skills" / "self-learning" / "config.json"
-    for budget in (300, 1000):
+    for budget in (420, 1000):
         conf.write_text(json.dumps({"advice": {"budget": budget}}))
         start = dict(payload(agent, name), session_id=f"session-{budget}")  # one per session
         out = hook(start).stdout.decode()
@@ -191,7 +192,7 @@ def test_hook_output_carries_no_raw_tool_output(run, store):
     card = {"id": "aha_m", "title": "`npm test` fails with `Error: Cannot find module <X>`",
             "status": "accepted", "origin": "mined", "solution_steps": ["run `npm ci` first"],
             "evidence": ["example (npm test): `npm test` failed with: TOKEN-LIKE-RAW-OUTPUT"]}
-    assert run(["record"], json.dumps({"aha_cards": [card]}))[0] == 0
+    assert seed_record(({"aha_cards": [card]}))[0] == 0
     out = hook(payload("claude-real", "SessionStart"), "claude").stdout.decode()
     assert "[aha_m]" in out and "TOKEN-LIKE-RAW-OUTPUT" not in out
     assert "<X>" not in out and "\u2039X\u203a" in out  # placeholders cannot open a tag

@@ -11,6 +11,7 @@ import pytest
 from selflearn.learning import lifecycle as L
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
+from seeding import seed_record  # noqa: E402
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
 DAY = L.DAY
@@ -39,7 +40,7 @@ def mined(cid, obs=L.PROMOTE_MIN_OBSERVATIONS, span=L.PROMOTE_MIN_DAYS, conf=0.6
 
 
 def seed(run, *cards):
-    code, _, err = run(["record"], json.dumps({"aha_cards": list(cards)}))
+    code, _, err = seed_record(({"aha_cards": list(cards)}))
     assert code == 0, err
 
 

@@ -16,6 +16,7 @@ from selflearn.learning import fingerprint, mine, mine_base, mine_failures
 from selflearn.observation import causes, observe
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
+from seeding import seed_record  # noqa: E402
 
 BASE = 1767225600  # 2026-01-01T00:00:00Z
 
@@ -289,7 +290,9 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
     # shown with the raw line of its first occurrence: the module name stays readable
     module = fail(random.Random(1))["error"].split("'")[1]
     assert card["title"] == f"`npm test` fails with `Error: Cannot find module '{module}'`"
-    assert card["when_to_use"] == f"`npm test` (Bash) fails with: Error: Cannot find module '{module}'"
+    assert card["when_to_use"] == \
+        f"`npm test` (Bash) fails with: `Error: Cannot find module '{module}'`"
+    assert card["problem"].endswith(f"with: `Error: Cannot find module '{module}'`")  # quoted
     assert (card["origin"], card["status"], card["scope"]) == ("mined", "candidate", "project")
     assert card["key"] == "mined:failure:" + fingerprint.digest(fp_text)
     assert card["confidence"] == mine_base.confidence(2, has_fix=True)
@@ -297,7 +300,7 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
     assert step.startswith("use `sh -c 'cd /work/p") and "instead of `bash -lc 'cd /work/p" in step
     first, second = written[0], written[3]
     assert card["evidence"][0].startswith("example (npm test): `bash -lc 'cd /work/p")
-    assert "failed with: Error: Cannot find module '" in card["evidence"][0]
+    assert "failed with: `Error: Cannot find module '" in card["evidence"][0]
     assert f"seen {first['ts']} in session sess-a ({first['id']})" in card["evidence"]
     assert f"seen {second['ts']} in session sess-b ({second['id']})" in card["evidence"]
     assert any(e.startswith(f"fix seen {written[2]['ts']} in session sess-a ({written[2]['id']})")
@@ -314,7 +317,7 @@ def test_failure_trigger_is_the_tool_off_the_shell_and_reaches_older_cards(run, 
     key = "mined:failure:" + mine_failures.recurs({"event": "tool_failure", **read})
     older = {"title": "`Read` fails", "key": key, "origin": "mined", "status": "candidate",
              "confidence": 0.4}  # as mined before cards had a trigger
-    assert run(["record"], json.dumps({"aha_cards": [older]}))[0] == 0
+    assert seed_record(({"aha_cards": [older]}))[0] == 0
     log = Log(store)
     log.append([log.obs(sid, "tool_failure", **read) for sid in ("a", "b")])
     (lesson,) = js(run)["lessons"]

@@ -537,7 +537,7 @@ def test_preference_card_and_recurs(run, store):
     assert card["title"] == "Use `pnpm test`, not `npm test`"
     assert card["problem"] == ("`npm test` failed or was refused 4 time(s) in 2 sessions "
                                "(2 refused), while `pnpm test` succeeded 4 time(s) in 2 sessions")
-    assert card["evidence"][:2] == ["`npm test` failed with: npm ERR! x", "`pnpm test` succeeded"]
+    assert card["evidence"][:2] == ["`npm test` failed with: `npm ERR! x`", "`pnpm test` succeeded"]
     assert card["confidence"] == 0.45 and lesson["sessions"] == 2
     assert card["trigger"] == "pnpm test"  # obeying the lesson runs it: see LEARNING.md
     digest = card["key"].split(":")[-1]

@@ -12,6 +12,7 @@ from selflearn.storage import store as jsonl
 from selflearn.storage.memory import Memory
 from test_docs import ALLOWED_KEYS, frontmatter
 from test_sequences import BASE, CHAIN, HOUR, LONG, READ, Sessions, mine, proposed, with_glue
+from seeding import seed_record  # noqa: E402
 
 OTHER = ["cargo fmt", "cargo clippy", "cargo test"]
 
@@ -239,10 +240,10 @@ def test_a_failed_write_removes_the_folders_it_created(run, store, repo, monkeyp
     p = filed(run, store, monkeypatch)
     real_write = jsonl.atomic_write
 
-    def failing(path, text):
+    def failing(path, text, private=True):
         if str(path).endswith("SKILL.md"):
             raise OSError(28, "No space left on device")
-        return real_write(path, text)
+        return real_write(path, text, private)
 
     monkeypatch.setattr(jsonl, "atomic_write", failing)
     code, err = fail_line(run, ["proposals", "apply", "--id", p["id"]])
@@ -292,7 +293,7 @@ def mined_card(run, store, confidence, status="candidate", origin="mined", key="
             "status": status, "confidence": confidence, "key": key,
             "solution_steps": ["run `npm ci` before `npm test` in a fresh checkout"],
             "problem": "npm test failed 6 times in 5 sessions", **extra}
-    code, _, err = run(["record"], json.dumps({"aha_cards": [card]}))
+    code, _, err = seed_record(({"aha_cards": [card]}))
     assert code == 0, err
     log = Sessions(store)  # mine needs some observations to run at all
     log.obs("x", BASE, "prompt", prompt="hello")
@@ -317,7 +318,8 @@ def test_a_confident_mined_lesson_becomes_a_rule_and_applies_through_the_guard(r
                          "before `npm test` in a fresh checkout.")
     assert records(store, "events.jsonl")[-1]["tags"][0] == "rule_suggested"
     cli(run, "apply", "--id", p["id"])
-    assert (repo / "AGENTS.md").read_text() == p["body"] + "\n"
+    assert (repo / "AGENTS.md").read_text() == \
+        p["body"] + " (mined; applied by a person)\n"
 
 
 def test_an_accepted_mined_lesson_becomes_a_rule_for_another_file(run, store, repo, monkeypatch):

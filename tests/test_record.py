@@ -41,7 +41,6 @@ def test_record_from_file(run, store, tmp_path):
 
 @pytest.mark.parametrize("payload, message", [
     ({"aha_cards": [{"when_to_use": "x"}]}, "record: aha_cards[0].title: missing (required)"),
-    ({"aha_cards": [card(status="bogus")]}, "record: aha_cards[0].status: unknown value 'bogus'"),
     ({"aha_cards": [card(scope="galaxy")]}, "record: aha_cards[0].scope: unknown value 'galaxy'"),
     ({"aha_cards": [card(tags="a,b")]}, "record: aha_cards[0].tags: must be an array of strings, got str"),
     ({"aha_cards": [card(shareable="yes")]}, "record: aha_cards[0].shareable: must be true or false, got str"),
@@ -190,3 +189,52 @@ def test_secrets_are_redacted_before_writing(run, store):
 def test_status_alias_normalized_on_record(run, store):
     run(["record"], json.dumps({"recommendations": [{"title": "r", "status": "Implemented"}]}))
     assert lines(store / "recommendations.jsonl")[0]["status"] == "done"
+
+
+# --- provenance: set by the tool, never by the payload -----------------------------------------
+
+PROVENANCE = "record: provenance is set by the tool, not the payload: "
+
+
+@pytest.mark.parametrize("fields, claim", [
+    ({"origin": "human"}, "aha_cards[0] sets origin"),
+    ({"confidence": 1}, "aha_cards[0] sets confidence"),
+    ({"status": "accepted"}, "aha_cards[0] sets status 'accepted'"),
+    ({"status": "candidate", "origin": "mined", "observations": 9},
+     "aha_cards[0] sets origin, observations and status 'candidate'"),
+    ({"screen_accepted": {"digest": "x"}}, "aha_cards[0] sets screen_accepted"),
+])
+def test_agent_payload_cannot_claim_provenance(run, store, fields, claim):
+    code, out, err = run(["record"], json.dumps({"aha_cards": [card(), card(title="t2", **fields)]}))
+    assert (code, out) == (2, "")
+    assert err == ("self_learning: error: " + PROVENANCE + claim.replace("[0]", "[1]")
+                   + " (cards start as 'proposed'; origin, confidence and internal fields are the "
+                   "tool's; a person changes status with `aha-status` or feedback.md); nothing was "
+                   "written (see references/SECURITY.md)\n")
+    assert not (store / "aha_cards.jsonl").exists()
+
+
+def test_agent_may_state_the_initial_status_and_recs_keep_their_statuses(run, store):
+    code, _, err = run(["record"], json.dumps({"aha_cards": [card(status="proposed")],
+                                              "recommendations": [{"title": "r", "status": "done"}]}))
+    assert code == 0, err
+    (rec,) = lines(store / "aha_cards.jsonl")
+    assert (rec["status"], rec["origin"]) == ("proposed", "agent")
+
+
+def test_a_recorded_change_to_an_accepted_card_goes_back_to_review(run, store):
+    run(["record"], json.dumps({"aha_cards": [card(id="aha_1", solution_steps=["sh -c x"])]}))
+    assert run(["aha-status", "--id", "aha_1", "--status", "accepted"])[0] == 0
+    code, _, err = run(["record"], json.dumps({"aha_cards": [{"id": "aha_1", "title": "Use sh -c",
+                                                              "solution_steps": ["curl x | sh"]}]}))
+    assert code == 0, err
+    latest = lines(store / "aha_cards.jsonl")[-1]
+    assert (latest["status"], latest["origin"]) == ("proposed", "agent")
+    assert latest["note"].startswith("changed by record (was accepted)")
+
+
+def test_a_recorded_equal_card_keeps_its_accepted_status(run, store):
+    run(["record"], json.dumps({"aha_cards": [card(id="aha_1")]}))
+    run(["aha-status", "--id", "aha_1", "--status", "accepted"])
+    assert run(["record"], json.dumps({"aha_cards": [card()]}))[0] == 0  # merged: nothing new
+    assert lines(store / "aha_cards.jsonl")[-1]["status"] == "accepted"

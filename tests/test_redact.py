@@ -25,8 +25,12 @@ NEGATIVES = CORPUS["negatives"]
 # --- corpus -----------------------------------------------------------------
 
 def test_corpus_size_and_coverage():
-    assert len(POSITIVES) >= 70 and len(NEGATIVES) >= 70
+    assert len(POSITIVES) >= 300 and len(NEGATIVES) >= 300
     families = {p["family"] for p in POSITIVES}
+    assert len(families) >= 40
+    assert {p["where"] for p in POSITIVES} >= {"command", "error", "prose", "json"}
+    assert {n["family"] for n in NEGATIVES} >= {
+        "commit_sha", "uuid", "version", "npm_integrity", "go_sum", "base64_image", "id"}
     assert families >= {
         "aws_access_key", "aws_secret_key", "github_token", "gitlab_token", "slack_token",
         "slack_webhook", "stripe_key", "openai_key", "anthropic_key", "google_api_key",
@@ -45,17 +49,20 @@ def test_corpus_recall_and_false_positive_rate():
     for p in missed:
         print("  missed %s: %r" % (p["family"], p["text"][:120]))
     for n in flagged:
-        print("  flagged %s: %r" % (n["why"], R.redact_text(n["text"])[:120]))
+        print("  flagged %s: %r" % (n["family"], R.redact_text(n["text"])[:120]))
     assert recall >= 0.99
     assert fp_rate <= 0.01
 
 
-@pytest.mark.parametrize("entry", POSITIVES, ids=lambda e: e["family"])
-def test_corpus_idempotent_and_marked(entry):
-    once = R.redact_text(entry["text"])
-    assert "[REDACTED:" in once
-    assert R.redact_text(once) == once
-    assert R.contains_secret(entry["text"])
+def test_corpus_idempotent_and_marked():
+    """One test over the whole corpus (a test per entry would cost seconds of collection)."""
+    bad = []
+    for entry in POSITIVES:
+        once = R.redact_text(entry["text"])
+        if "[REDACTED:" not in once or R.redact_text(once) != once \
+                or not R.contains_secret(entry["text"]):
+            bad.append((entry["family"], entry["text"][:80]))
+    assert bad == []
 
 
 # --- context is kept ----------------------------------------------------------

@@ -10,6 +10,7 @@ from selflearn.storage import config, cursors, model
 from selflearn.learning import lifecycle, mine_bypass, mine_failures, reinforce
 from selflearn.storage import store as jsonl
 from selflearn.storage.memory import Memory
+from seeding import seed_record  # noqa: E402
 
 T0 = model.parse_ts("2026-02-01T10:00:00Z")
 NOW = "2026-02-02T10:00:00Z"  # a day later: every scripted session is idle by now
@@ -57,7 +58,7 @@ def script(run, store, monkeypatch):
              {"id": "aha_make", "title": "`make` fails", "key": f"mined:failure:{OTHER}",
               "origin": "mined", "status": "accepted", "confidence": 0.6},
              {"id": "aha_note", "title": "A recorded note", "status": "accepted"}]
-    assert run(["record"], json.dumps({"aha_cards": cards}))[0] == 0
+    assert seed_record(({"aha_cards": cards}))[0] == 0
     return Script(store)
 
 
@@ -181,7 +182,7 @@ def test_outcomes_move_confidence_and_escalate_advice(script, run):
 def test_review_lists_are_disjoint_recent_and_skip_hidden_cards(script, run):
     extra = [{"id": "aha_gone", "title": "Rejected", "status": "rejected"},
              {"id": "aha_good", "title": "Mostly helps", "status": "accepted"}]
-    assert run(["record"], json.dumps({"aha_cards": extra}))[0] == 0
+    assert seed_record(({"aha_cards": extra}))[0] == 0
     sig = lambda kind, aid, ts: {**model.complete("signal", {  # noqa: E731
         "kind": kind, "aha_id": aid, "source": "reinforce"}), "ts": ts}
     quiet = model.iso(model.parse_ts(NOW) - (lifecycle.QUIET_DAYS + 1) * lifecycle.DAY)
@@ -210,7 +211,8 @@ def record_lessons(run, lessons, *flags):
         cards.append({"id": aid, "title": aid, "key": key, "origin": "mined",
                       "status": "candidate", "confidence": 0.5,
                       **({"trigger": trigger} if trigger else {})})
-    assert run(["record", *flags], json.dumps({"aha_cards": cards}))[0] == 0
+    root = flags[flags.index("--repo-root") + 1] if "--repo-root" in flags else None
+    assert seed_record({"aha_cards": cards}, root)[0] == 0
 
 
 def test_helped_needs_the_session_to_touch_the_lessons_trigger(script, run):

@@ -8,6 +8,7 @@ import pytest
 from selflearn.surfacing import report
 from selflearn.storage.memory import Memory
 from selflearn.storage import store as jsonl
+from seeding import seed_record  # noqa: E402
 
 NOW = "2026-03-10T12:00:00Z"
 DAYS = ("2026-03-08", "2026-03-09", "2026-03-10")
@@ -42,7 +43,7 @@ def plant(run, store):
              {"id": "aha_c", "title": "Candidate", "status": "candidate", "origin": "mined",
               "confidence": 0.42},
              {"id": "aha_r", "title": "Rejected", "status": "rejected"}]
-    code, _, err = run(["record"], stdin=json.dumps({"aha_cards": cards}))
+    code, _, err = seed_record(({"aha_cards": cards}))
     assert code == 0, err
     jsonl.append(str(store / "surfacings.jsonl"), [
         {"session_id": "s1", "lesson_ids": ["aha_evil", "aha_a"], "ts": NOW,

@@ -43,6 +43,12 @@ def test_summary_is_pytests_last_line():
     assert run_py._summary(out) == "1 failed, 9 passed in 3.2s"
 
 
+def test_counts_add_failures_and_errors():
+    assert run_py.counts("..\n==== 1 failed, 9 passed, 2 errors in 3.2s ====\n") == (9, 3)
+    assert run_py.counts("==== 12 passed, 1 skipped in 1.0s ====") == (12, 0)
+    assert run_py.counts("Traceback: no pytest here") == (0, 0)
+
+
 def test_an_unknown_version_is_a_one_line_error(capsys):
     assert run_py.main(["--python", "3.99", "-q"]) == 2
     err = capsys.readouterr().err

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from selflearn.cli.common import SKILL_DIR
+from seeding import seed_record  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("skill_in_repo")
 
@@ -80,7 +81,7 @@ def test_agents_without_hooks_get_export_rules(run, repo):
     assert rows["windsurf"]["present"] and not rows["windsurf"]["exported"]
     assert rows["windsurf"]["command"] == f"python3 {SCRIPT} export-rules --agent windsurf"
     assert rows["continue"]["present"] and not rows["aider"]["present"]
-    run(["record"], stdin=json.dumps({"aha_cards": [{"title": "Be brief", "status": "accepted"}]}))
+    seed_record(({"aha_cards": [{"title": "Be brief", "status": "accepted"}]}))
     run(["export-rules", "--agent", "windsurf"])
     assert suggest(run)["windsurf"]["exported"]
     code, out, _ = run(["suggest-hooks"])

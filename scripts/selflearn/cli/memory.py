@@ -98,7 +98,10 @@ RECORD_EXAMPLE = ("echo '{\"aha_cards\": [{\"title\": \"Run pytest with -p no:ca
 def _add_record(sub) -> None:
     p = sub.add_parser("record", help="record events, aha cards, recommendations and usage",
                        description="Validate the whole payload, redact secrets, merge "
-                       "equivalents, then append. Fields: references/FORMAT.md.",
+                       "equivalents, then append. Provenance is the tool's: cards start as "
+                       "proposed with origin agent, and a payload setting origin, confidence, "
+                       "internal fields or another status is refused (references/SECURITY.md). "
+                       "Fields: references/FORMAT.md.",
                        epilog=examples(RECORD_EXAMPLE, f"{SCRIPT} record --json payload.json"))
     p.add_argument("--json", dest="source", metavar="FILE", default="-",
                    help="payload file, or - for standard input (default)")
@@ -134,13 +137,18 @@ def _add_status(sub, name: str, kind: str) -> None:
     p.add_argument("--note")
     if kind == "rec":
         p.add_argument("--scope", choices=model.SCOPES)
+    else:
+        p.add_argument("--accept-flagged", action="store_true",
+                       help="accept a card the safety screen holds back, after reading it "
+                       "(recorded in the card; see references/SECURITY.md)")
     p.set_defaults(run=_run_status, kind=kind, writes=True)
 
 
 def _run_status(ctx: Context) -> Tuple[dict, List[str]]:
     from ..storage import update
     a = ctx.args
-    data = update.set_status(ctx.memory, a.kind, a.id, a.status, a.note, getattr(a, "scope", None))
+    data = update.set_status(ctx.memory, a.kind, a.id, a.status, a.note, getattr(a, "scope", None),
+                             accept_flagged=getattr(a, "accept_flagged", False), by=ctx.user)
     return data, [f"{data['id']}: {data['previous_status']} → {data['status']}"]
 
 

@@ -15,7 +15,8 @@ from typing import List, Optional
 from .. import __version__
 from . import graduate, guidance, hooks, learn, memory, proposals, share, surface
 from .common import PROG, SCRIPT, Context, _common, examples
-from ..storage import errors
+from ..storage import errors, paths, redact
+from ..storage import text as text_mod
 from ..storage.errors import SelfLearningError, UsageError
 
 COMMANDS = (memory.COMMANDS + hooks.COMMANDS + graduate.COMMANDS
@@ -127,15 +128,18 @@ class _SubParser(Parser):
 
 
 def _emit(args, data: dict, lines: List[str]) -> None:
+    """Print data or lines, redacted once more and without raw control characters."""
     if args.format == "json":
-        sys.stdout.write(json.dumps({"schema": 1, **data}, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps({"schema": 1, **redact.redact(data)}, indent=2, ensure_ascii=False)
+        sys.stdout.write(text_mod.escape_json(text) + "\n")
     else:
-        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.write("".join(text_mod.terminal(redact.redact_text(str(line))) + "\n"
+                                 for line in lines))
 
 
 def _fail(err: SelfLearningError) -> int:
     for line in str(err).splitlines() or ["unknown error"]:
-        sys.stderr.write(f"{PROG}: error: {line}\n")
+        sys.stderr.write(f"{PROG}: error: {text_mod.terminal(redact.redact_text(line))}\n")
     return err.exit_code
 
 
@@ -161,10 +165,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         if getattr(args, "writes", False):
             ctx.wrote()
         warnings = list(data.get("warnings") or [])
+        off = paths.kill_switch(ctx.repo_root)
+        if off and args.command not in ("paths", "doctor"):  # both say so in their output
+            warnings.append(f"observation is off ({off}): hooks record and inject nothing and "
+                            "maintain from a hook writes nothing; this command still ran")
         if not getattr(args, "quiet_warnings", False):
             warnings += ctx.stores.warnings
         for warning in dict.fromkeys(warnings):  # stderr is talk; stdout stays data
-            sys.stderr.write(f"{PROG}: warning: {warning}\n")
+            sys.stderr.write(f"{PROG}: warning: {text_mod.terminal(redact.redact_text(warning))}\n")
         _emit(args, data, lines)
         return 0
     except SelfLearningError as err:

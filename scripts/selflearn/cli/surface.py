@@ -5,6 +5,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 
 from typing import List, Tuple
 
+from ..storage import paths
 from .common import SCRIPT, Context, examples, option
 
 
@@ -45,14 +46,20 @@ def _run_advice(ctx: Context) -> Tuple[dict, List[str]]:
     budget = advice.settings(ctx.repo_root)["budget"] if a.budget is None else a.budget
     shape = advice.shape_for(a.format, "prompt" if a.query else "session_start")
     seen = injection.surfaced_in_session(ctx.memory.path("surfacings"), a.session_id or "")
-    data = advice.advise(ctx.memory, ctx.repo_root, a.query, budget, seen, shape)
+    data = advice.advise(ctx.memory, ctx.repo_root, a.query, budget, seen, shape, remember=True)
+    if a.format == "claude-hook" and paths.kill_switch(ctx.repo_root):
+        data.update(output="", items=[], chars=0)  # a hook's injection: off with observation
+        return data, []
     if a.session_id and data["output"]:
         injection.log(ctx.memory.path("surfacings"), injection.new_record(
             a.session_id, "cli", "advice", [i["id"] for i in data["items"]], data["chars"]))
         a.writes = True
     if a.format == "text":
-        data["warnings"] = [f"held back {h['id']} (stale): {h['reason']}; fix or retire the card"
-                            for h in data["held_back"]]
+        data["warnings"] = [
+            f"held back {h['id']}: {h['reason']}; a person decides it (see `review`)"
+            if h["reason"].startswith("safety screen") else
+            f"held back {h['id']} (stale): {h['reason']}; fix or retire the card"
+            for h in data["held_back"]]
     return data, advice.render(data)
 
 

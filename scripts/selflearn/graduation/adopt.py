@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 
 from . import improve
 from ..learning import proposals, skilldraft
-from ..storage import outputs, store
+from ..storage import outputs, screen, store
 from ..storage.errors import SelfLearningError, UsageError
 
 
@@ -64,7 +64,7 @@ def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optio
     made: List[str] = []
     try:
         made = _makedirs(target)
-        store.atomic_write(os.path.join(target, "SKILL.md"), text)
+        store.atomic_write(os.path.join(target, "SKILL.md"), text, private=False)
     except OSError as exc:
         for folder in made:  # deepest first; a folder something else wrote into stays
             with contextlib.suppress(OSError):
@@ -78,8 +78,10 @@ def _write_rule(memory, p: dict, repo_root: str, rules_file: Optional[str]) -> T
     """Append the rule through the guarded-edit module (which refuses weak rules);
     ``(where, "")``, or ``(where, "<file> line N")`` when the file already says it."""
     target = rules_file or p.get("target") or proposals.RULES_FILE
+    card = memory.folded("cards").get(str(p.get("card") or ""))
+    body = p["body"] + (proposals.rule_label(card) if card else "")  # says where it came from
     try:
-        result = improve.append_rule(repo_root, target, p["body"],
+        result = improve.append_rule(repo_root, target, body,
                                      p.get("rationale") or p["title"], f"proposal {p['id']}",
                                      store_root=memory.root)
     except improve.DuplicateRule as dup:
@@ -92,6 +94,11 @@ def apply(memory, repo_root: str, pid: str, skills_dir: Optional[str] = None,
     """Carry a proposal out: a skill folder (skill, command) or a guarded rule line."""
     p = proposals.get(memory, pid, "apply")
     proposals.undecided(p, "apply")
+    flags = screen.blocked(p)
+    if flags:
+        raise UsageError(f"proposals apply: the safety screen holds {pid} back "
+                         f"({'; '.join(flags)}); nothing was written (read it with `proposals "
+                         f"show --id {pid}`, then reject it or write it by hand)")
     if p["kind"] == "rule":
         if skills_dir or name:
             raise UsageError("proposals apply: --skills-dir and --name are for skill and "

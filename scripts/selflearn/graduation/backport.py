@@ -13,7 +13,7 @@ import json
 import os
 from typing import Container, Dict, List, Optional, Tuple
 
-from ..storage import model, store
+from ..storage import model, screen, store
 from ..storage.errors import SelfLearningError, UsageError
 from ..storage.memory import Memory
 from .skillblocks import (ID_OK, REF_NAME, Target, append_block, block, cut, read_text,
@@ -65,6 +65,15 @@ def pick_cards(memory: Memory, ids: List[str], force: bool,
             problems.append(f"{command}: card id {cid!r} cannot go into a marker "
                             "(letters, digits and _ . : - only)")
         status = model.normalize_status(card.get("status", "proposed"))
+        if card.get("_imported"):
+            problems.append(f"{command}: card {cid} comes from a store git tracks (imported); "
+                            f"a local person accepts it first (`aha-status --id {cid} --status "
+                            "accepted`)")
+        flags = screen.blocked(card)
+        if flags:  # not even --force: a person accepts it first, and that is recorded
+            problems.append(f"{command}: card {cid} is held by the safety screen "
+                            f"({'; '.join(flags)}); accept it first with `aha-status --id {cid} "
+                            "--status accepted --accept-flagged`")
         refusals = [why for bad, why in (
             (card.get("shareable", True) is not True, "is not shareable (shareable: false)"),
             (status in model.HIDDEN_STATUSES, f"is {status}")) if bad]

@@ -16,7 +16,7 @@ import time
 from typing import List, Optional
 
 from . import guidance
-from ..storage import model, paths, redact, store
+from ..storage import model, paths, redact, screen, store
 from ..storage.errors import UsageError
 
 BACKUPS_DIR = "backups"      # under the store: one folder per guidance file
@@ -55,6 +55,11 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
     rationale = _one_line(rationale, "--rationale", "why this rule helps")[:MAX_RATIONALE]
     clean = _clean(text)
     guidance.check_rule(clean, rel)
+    flags = [f.reason for f in screen.text_findings(clean + "\n" + (heading or ""))]
+    if flags:
+        raise UsageError(f"improve: the safety screen holds this text back ({'; '.join(flags)}); "
+                         f"{rel} is loaded into every session, so nothing was written (a person "
+                         "who means it edits the file by hand)")
     if heading is None and "\n" in clean:
         raise UsageError(f"improve: --append takes one line (a rule), got "
                          f"{len(clean.splitlines())}; use --update-section with --text for a "
@@ -86,7 +91,7 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
     if old is not None:
         data["backup"], data["pruned"] = backup(store_root, rel, old)
     mode = os.stat(path).st_mode & 0o7777 if old is not None else None
-    store.atomic_write(path, new)
+    store.atomic_write(path, new, private=False)
     if mode is not None:
         os.chmod(path, mode)
     data["written"] = True

@@ -10,7 +10,7 @@ its latest content (promoting again is a no-op); each copy adds one
 
 from typing import Dict, List
 
-from ..storage import bootstrap, model
+from ..storage import bootstrap, model, screen
 from ..surfacing import index
 from ..storage.errors import UsageError
 from ..storage.memory import Memory
@@ -35,6 +35,14 @@ def promote(project: Memory, global_: Memory, ids: List[str], user: str) -> dict
         elif card.get("shareable", True) is not True:
             problems.append(f"promote: card {cid} is not shareable (shareable: false), so it "
                             "stays in this project")
+        elif card.get("_imported"):
+            problems.append(f"promote: card {cid} comes from a store git tracks (imported); a "
+                            f"local person accepts it first (`aha-status --id {cid} --status "
+                            "accepted`)")
+        elif screen.blocked(card):
+            problems.append(f"promote: card {cid} is held by the safety screen "
+                            f"({'; '.join(screen.blocked(card))}); a person accepts it first "
+                            f"(`aha-status --id {cid} --status accepted --accept-flagged`)")
     if problems:
         raise UsageError("\n".join(problems + ["promote: nothing was written"]))
     copies, report = [], []

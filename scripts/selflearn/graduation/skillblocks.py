@@ -12,7 +12,8 @@ import os
 import re
 from typing import Dict, List, Optional
 
-from ..storage import outputs, store
+from ..storage import outputs, redact, store
+from ..storage.text import origin_label, plain
 from ..storage.errors import SelfLearningError, UsageError
 
 REF_NAME = "self-learning-aha.md"
@@ -29,7 +30,8 @@ LIST_FIELDS = (("solution_steps", "Steps"), ("gotchas", "Gotchas"), ("evidence",
 
 def escape(value: object) -> str:
     """One line of inline text that cannot start a block or hold raw HTML or a marker."""
-    text = " ".join(str(value).split()).replace("<", "&lt;").replace(">", "&gt;")
+    text = " ".join(plain(redact.redact_text(str(value))).split())
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
     lead = _LEAD.match(text)
     return text[:lead.end() - 1] + "\\" + text[lead.end() - 1:] if lead else text
 
@@ -44,6 +46,7 @@ def render_card(card: dict) -> str:
     lines = [f"### {escape(card.get('title') or card['id'])}", ""]
     lines += [f"- **{label}:** {escape(card[key])}" for key, label in TEXT_FIELDS
               if str(card.get(key) or "").strip()]
+    lines.append(f"- **Source:** {escape(origin_label(card, reviewed=False))}")
     for key, label in LIST_FIELDS:
         items = _items(card.get(key))
         if items:
@@ -193,6 +196,6 @@ def read_text(path: str, command: str) -> Optional[str]:
 
 def write_text(path: str, text: str) -> None:
     mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
-    store.atomic_write(path, text.encode("utf-8", "surrogateescape"))
+    store.atomic_write(path, text.encode("utf-8", "surrogateescape"), private=False)
     if mode is not None:
         os.chmod(path, mode)

@@ -21,13 +21,14 @@ import fcntl
 import os
 from typing import Dict, Iterator, List, Optional
 
-from ..storage import cursors, fastjson, model, store
+from ..storage import cursors, fastjson, model, paths, store
 from . import transitions
 from ..storage.memory import Memory
 
 STATE_FILE = "maintain_state.json"
 LOCK_FILE = "maintain.lock"   # held (flock, non-blocking) for the whole of a run
 BUSY = "another maintain is running"  # the skip reason when LOCK_FILE is held
+OFF = "observation is off"            # the skip reason under the kill switch
 MIN_INTERVAL_MINUTES = 15     # runs closer together than this are skipped (hooks fire often)
 LIFECYCLE_EVERY_HOURS = 24    # without news, promote and decay still run this often
 WATCHED = ("observations", "signals", "cards")  # files whose growth means "something new"
@@ -88,8 +89,15 @@ def running(memory: Memory, enabled: bool = True) -> Iterator[bool]:
 
 def maintain(memory: Memory, repo_root: str, dry_run: bool = False, force: bool = False,
              progress=None) -> dict:
-    """Run the steps that are due, unless another maintain is running; report each
+    """Run the steps that are due, unless another maintain is running or the kill switch
+    is on (a hook's run writes nothing then; ``--force`` is a person's); report each
     step's data, or why nothing ran. ``progress(line)``, if given, hears each step start."""
+    off = paths.kill_switch(repo_root)
+    if off and not force:
+        return {"dry_run": dry_run, "forced": force, "state": memory.path(STATE_FILE),
+                "last_run": None, "new_since_last_run": None, "skipped":
+                f"{OFF}: {off}; --force runs it anyway", "steps": {}, "wrote": False,
+                "state_written": False}
     with running(memory, enabled=not dry_run) as alone:
         if not alone:
             return {"dry_run": dry_run, "forced": force, "state": memory.path(STATE_FILE),

@@ -225,7 +225,7 @@ def _write(memory, found: List[dict], dry_run: bool, data: dict) -> List[dict]:
         report.append(entry)
     if dry_run or not items:
         return report
-    written = iter(record.record(memory, {"aha_cards": items})["aha_cards"])
+    written = iter(record.record(memory, {"aha_cards": items}, source="mined")["aha_cards"])
     observed = []
     for entry in report:
         if entry["action"] in ("created", "reinforced"):

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional
 from ..observation import causes, observe
 from . import fingerprint
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_verdict
+from ..storage.screen import fence
 
 KIND = "failures"
 AGG_VERSION = 2             # 2: cause lines from the whole output, <ref>s, hints, steps
@@ -430,7 +431,8 @@ def _lesson(fp: str, c: dict) -> dict:
     if c.get("cwd") and fixes:
         steps.insert(0, f"the shell was still in `{c['cwd']}` (a `cd` lasts from one call to "
                         "the next): relative paths resolve there; use absolute paths")
-    evidence = [f"example ({label}): `{c['example']['args']}` failed with: {c['example']['error']}"]
+    evidence = [f"example ({label}): `{c['example']['args']}` failed with: "
+                f"{fence(c['example']['error'], CUT_ERROR)}"]  # tool output: quoted, cut
     evidence += [f"seen {ts} in session {sid} ({oid})" for oid, sid, ts in c["seen"]]
     evidence += [f"fix seen {f['seen'][2]} in session {f['seen'][1]} ({f['seen'][0]}): "
                  + (f["args"] if f.get("how") == "steps" else f"`{f['args']}`") for f in fixes]
@@ -438,8 +440,9 @@ def _lesson(fp: str, c: dict) -> dict:
     conf = confidence(n, proven) if n >= MIN_SESSIONS else HINTED_CONFIDENCE
     card = {
         "title": f"`{label}` fails with `{cut(shown, CUT_TITLE)}`",
-        "when_to_use": f"`{label}` ({c['tool']}) fails with: {shown}",
-        "problem": f"`{label}` failed {c['count']} time(s) in {n} session(s) with: {shown}",
+        "when_to_use": f"`{label}` ({c['tool']}) fails with: {fence(shown, CUT_ERROR)}",
+        "problem": f"`{label}` failed {c['count']} time(s) in {n} session(s) with: "
+                   f"{fence(shown, CUT_ERROR)}",
         "solution_steps": steps, "evidence": evidence,
         "gotchas": ["a plain retry of the same command also succeeded at times: the failure "
                     "may be flaky or depend on state"] if c.get("retries") else [],

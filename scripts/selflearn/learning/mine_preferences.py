@@ -18,6 +18,7 @@ from ..storage.errors import SelfLearningError
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored
 from .mine_clusters import (Clusters, config_changed, config_digest, config_where, finding,
                             refusal, repo_config, seen_lines)
+from ..storage.screen import fence
 
 KIND = "preferences"
 KEY = "equivalents"         # the config.json key adding groups of interchangeable families
@@ -187,7 +188,7 @@ def _lesson(key: Tuple[str, str], variant: str, winners: List[str], cells: Dict[
                    + f", while `{use}` succeeded {ok} time(s) in {len(okc['sessions'])} sessions",
         "solution_steps": [f"run `{use}` instead of `{avoid}`"]
                           + ([f"{', '.join(others)} worked as well"] if others else []),
-        "evidence": [f"`{badc['example']}` failed with: {badc['error']}",
+        "evidence": [f"`{badc['example']}` failed with: {fence(badc['error'], CUT_ERROR)}",
                      f"`{okc['example']}` succeeded"]
                     + seen_lines(badc, f"`{avoid}` failed") + seen_lines(okc, f"`{use}` succeeded"),
         "confidence": confidence(sessions, has_fix=True),

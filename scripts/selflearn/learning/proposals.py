@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 from . import mine_sequences, skilldraft
 from ..storage import model, redact, store
 from ..storage.errors import SelfLearningError, UsageError
+from ..storage.text import clean_line, origin_label
 from ..storage.text import rule as export_line
 from .mine_base import STATE_FILE, cut
 
@@ -107,6 +108,11 @@ def rule_line(card: dict) -> str:
     return line if len(line) <= RULE_MAX_CHARS else line[:RULE_MAX_CHARS - 1] + "\u2026"
 
 
+def rule_label(card: dict) -> str:
+    """Where an applied rule came from, said after it in the file."""
+    return f" ({clean_line(origin_label(card, reviewed=False), 80)}; applied by a person)"
+
+
 def card_sessions(card: dict) -> int:
     """Distinct sessions the card's evidence cites (``… in session <id>``), else its
     ``observations`` count: what a rule proposal shows as its sessions."""
@@ -129,7 +135,8 @@ def rules_present(repo_root: str) -> Dict[str, int]:
 def present_at(card: dict, present: Dict[str, int]) -> Optional[str]:
     """Where RULES_FILE already holds the card's lesson (its ``export-rules`` line or its
     rule line), e.g. ``AGENTS.md line 12``; None when it does not."""
-    for line in (export_line(card), rule_line(card)):
+    labelled = export_line(card, f" ({clean_line(origin_label(card), 80)})")
+    for line in (export_line(card), labelled, rule_line(card), rule_line(card) + rule_label(card)):
         if line in present:
             return f"{RULES_FILE} line {present[line]}"
     return None

@@ -4,7 +4,8 @@ One fold of the cards and one pass over the signals per step. Each change
 appends a new version of the card (``status``, and ``note`` with the reason;
 ``confidence`` stays the evidence-derived base the miner wrote) and one
 ``aha_status`` signal with ``source: lifecycle``. Only mined cards in
-``lifecycle.LIVE`` move; a person's statuses are never touched. A dry run
+``lifecycle.LIVE`` move; a person's statuses are never touched; a candidate the
+safety screen flags is never promoted (it waits in ``review`` for a person). A dry run
 writes nothing. Running a step again with nothing new writes nothing.
 Must not import cli.
 """
@@ -12,7 +13,7 @@ Must not import cli.
 from typing import Dict, List
 
 from . import lifecycle
-from ..storage import model, update
+from ..storage import model, screen, update
 from ..storage.memory import Memory
 
 STEPS = ("promote", "decay")
@@ -32,13 +33,20 @@ def plan(memory: Memory, step: str, now: float) -> dict:
     live = 0
     for card in memory.folded("cards").values():
         old = card.get("status", "proposed")
-        if old not in lifecycle.LIVE or card.get("origin") != "mined":
+        if old not in lifecycle.LIVE or card.get("origin") != "mined" or card.get("_imported"):
             continue
         verdict = lifecycle.assess(card, ev.get(card["id"]), now)
         live += 1
         entry = {"id": card["id"], "title": card.get("title", ""), "from": old,
                  "to": verdict.status, "reason": verdict.reason,
                  "confidence": verdict.confidence, "idle_days": round(verdict.idle_days, 1)}
+        flags = screen.blocked(card) if (old, verdict.status) == ("candidate", "accepted") else []
+        if flags:
+            entry.update(to=old, reason="safety screen: " + "; ".join(flags) +
+                         " (waits for a person: `aha-status --status accepted --accept-flagged`)")
+            if step == "promote":
+                held.append(entry)
+            continue
         if verdict.status != old and step_of(old, verdict.status) == step:
             changes.append(entry)
         elif step == "promote" and old == "candidate" and verdict.status == old:

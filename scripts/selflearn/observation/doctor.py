@@ -83,12 +83,18 @@ def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
     if sys.version_info < (3, 9):
         problems.append("Python 3.9 or newer is needed")
     problems += [u for f in files for u in f["unreadable"]]
+    from ..storage import repair
+    loose = repair.loose_modes(memory.root)
+    problems += [f"store {'folder' if item['want'] == '0700' else 'file'} {item['path']} has mode "
+                 f"{item['mode']}: others can read it; `repair --apply` makes it {item['want']}"
+                 for item in loose]
     problems += doubles
     for name, agent in agents.items():
         if agent["registrations"] and not agent["last_event"]:
             problems.append(f"{name}: hooks installed but no event seen yet (start a session)")
     return {"store": memory.root, "disabled": paths.kill_switch(repo_root), "agents": agents,
-            "files": files, "errors": len(errors), "recent_errors": errors[-ERRORS_SHOWN:],
+            "files": files, "errors": len(errors), "loose_modes": loose,
+            "recent_errors": errors[-ERRORS_SHOWN:],
             "problems": problems, "healthy": not problems and not errors}
 
 

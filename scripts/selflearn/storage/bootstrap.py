@@ -8,6 +8,7 @@ already ignores it or the user said ``init --no-gitignore``.
 import os
 from typing import Optional
 
+from . import posixfs as fs
 from . import store
 
 IGNORE_LINE = ".agent-skills/"
@@ -40,7 +41,7 @@ def ensure_gitignore(repo_root: str) -> Optional[str]:
         return None
     sep = "" if not text or text.endswith("\n") else "\n"
     addition = f"{sep}# self-learning-skills memory: per user, may hold private notes\n{IGNORE_LINE}\n"
-    store.atomic_write(path, text + addition)
+    store.atomic_write(path, text + addition, private=False)
     return path
 
 
@@ -52,7 +53,7 @@ def ensure_store(root: str, repo_root: Optional[str], gitignore: bool = True,
     folder before we get here); by default, whether the folder is missing now.
     """
     created = not os.path.isdir(root) if created is None else created
-    os.makedirs(root, exist_ok=True)
+    fs.makedirs(root, fs.PRIVATE_DIR)
     changed = None
     in_git = repo_root and os.path.exists(os.path.join(repo_root, ".git"))
     if gitignore and created and in_git and root.startswith(os.path.join(repo_root, ".agent-skills")):

@@ -12,6 +12,7 @@ import hashlib
 import os
 from . import fastjson, model, store
 from .errors import UsageError
+from . import posixfs as fs
 
 
 def head(fh, size: int) -> str:
@@ -43,7 +44,7 @@ def exclusive(folder: str, enabled: bool = True):
     if not enabled:
         yield
         return
-    os.makedirs(folder, exist_ok=True)
+    fs.makedirs(folder, fs.PRIVATE_DIR)
     fd = os.open(folder, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -67,11 +67,20 @@ class Memory:
         self.warnings.append(f"{self.path(name)}:{line}: {reason.split('; ')[0]}; {fix}")
 
     def folded(self, name: str) -> Dict[str, dict]:
-        """Latest version per id, each marked with this store's origin."""
+        """Latest version per id, each marked with this store's origin; in a project store
+        git tracks, cards no local person accepted read as ``imported`` (``provenance``)."""
         out = store.fold(self.load(name))
         for record in out.values():
             record["_store"] = self.origin
+        if name == "cards" and self.origin == "project":
+            from . import provenance
+            provenance.mark(out, self.root, os.path.basename(self.root))
         return out
+
+    def imported(self) -> bool:
+        """True when git tracks this store: someone committed it (see ``provenance``)."""
+        from . import provenance
+        return self.origin == "project" and provenance.tracked(self.root)
 
     def append(self, name: str, records: List[dict], durable: bool = True) -> None:
         store.append(self.path(name), records, durable=durable)

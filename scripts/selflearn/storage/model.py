@@ -23,7 +23,7 @@ REC_STATUSES = ("proposed", "accepted", "in_progress", "blocked", "done",
 HIDDEN_STATUSES = ("rejected", "deprecated", "retired")
 OPEN_REC_STATUSES = ("proposed", "accepted", "in_progress", "blocked")
 SCOPES = ("project", "portable")
-ORIGINS = ("agent", "mined", "human")
+ORIGINS = ("agent", "mined", "human", "imported")
 PRIORITIES = ("high", "medium", "low")
 STATUS_ALIASES = {
     "implemented": "done", "complete": "done", "completed": "done", "fixed": "done",
@@ -96,8 +96,10 @@ CARD_FIELDS = _COMMON + [
     Field("gotchas", "list", "Traps next to the solution."),
     Field("links", "list", "Docs or internal links (no secrets)."),
     Field("status", "str", "Lifecycle status.", choices=CARD_STATUSES, default="proposed"),
-    Field("origin", "str", "`agent` (recorded), `mined` (learned from hooks), `human`.",
-          choices=ORIGINS, default="agent"),
+    Field("origin", "str", "Provenance, set by the tool (never by a payload): `agent` "
+          "(`record`), `mined` (learned from hooks), `human` (a person's command or "
+          "feedback.md), `imported` (a store committed to git).", choices=ORIGINS,
+          default="agent"),
     Field("confidence", "number", "Trust in [0, 1] from the evidence that created it; "
           "`lifecycle` adjusts it for use, outcomes and idle time."),
     Field("observations", "number", "Mined: how many observations back it."),
@@ -105,6 +107,8 @@ CARD_FIELDS = _COMMON + [
     Field("last_seen", "str", "Mined: UTC time of the latest observation behind it."),
     Field("trigger", "str", "Mined: the command family or tool whose use gives the lesson a "
           "chance to matter."),
+    Field("screen_accepted", "object", "A person accepted this content although the safety "
+          "screen flagged it: `{digest, ts, by, reasons}`; void once the content changes."),
     Field("input_shape", "object", "Schema-like summary of the inputs."),
     Field("output_shape", "object", "Shape of what it produces."),
 ] + _SHARED

@@ -10,11 +10,14 @@ like its ``os``/``os.path`` namesake; tests compare them on random paths.
 import posix
 
 O_RDONLY, O_RDWR, O_APPEND, O_CREAT = posix.O_RDONLY, posix.O_RDWR, posix.O_APPEND, posix.O_CREAT
+O_EXCL = posix.O_EXCL
 O_NONBLOCK = posix.O_NONBLOCK
 open_fd, close, write, pread, fstat, stat, fsync = (
     posix.open, posix.close, posix.write, posix.pread, posix.fstat, posix.stat, posix.fsync)
 read, ftruncate = posix.read, posix.ftruncate
 urandom, getpid, replace, unlink = posix.urandom, posix.getpid, posix.replace, posix.unlink
+chmod, fchmod = posix.chmod, posix.fchmod
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600  # store folders and files, whatever the umask
 
 
 def env(name: str, default=None):
@@ -102,14 +105,18 @@ def isdir(path: str) -> bool:
 
 
 def makedirs(path: str, mode: int = 0o777) -> None:
-    """``os.makedirs(path, exist_ok=True)``."""
+    """``os.makedirs(path, mode, exist_ok=True)``: parents get the default mode; the leaf,
+    when this call creates it, gets exactly ``mode`` whatever the umask."""
     if not path or isdir(path):
         return
     parent = dirname(path)
     if parent and parent != path:
-        makedirs(parent, mode)
+        makedirs(parent)
     try:
         posix.mkdir(path, mode)
     except FileExistsError:
         if not isdir(path):
             raise
+        return
+    if mode != 0o777:
+        chmod(path, mode)

@@ -6,6 +6,11 @@ nothing is written) → redact → reinforce equivalents instead of duplicating
 files (``store.append_all``) → INDEX.md. Limits: ``model.MAX_*``. A card equal to
 an existing one (explicit ``key``, else normalized title + when_to_use +
 skill) gets a new merged version and an ``aha_reinforced`` signal.
+Provenance is the caller's, never the payload's: ``source`` (``agent`` for the
+``record`` command, ``mined``, ``human``) becomes a new card's ``origin``; an
+agent's payload may not carry ``origin``, ``confidence``, internal fields or a
+card status other than ``proposed``, and an agent's change to a reviewed card
+sends it back to review (status ``proposed``).
 """
 
 import re
@@ -19,6 +24,12 @@ PAYLOAD_KEYS = ("event", "aha_cards", "recommendations", "used_aha_ids", "used_r
                 "used", "usage_source", "usage_context")
 LIST_FIELDS = ("solution_steps", "evidence", "gotchas", "links", "tags", "notes")
 SECTIONS = (("aha_cards", "card", "cards"), ("recommendations", "rec", "recs"))
+SOURCES = ("agent", "mined", "human")   # who writes: the record command, a miner, a person
+TOOL_FIELDS = ("origin", "confidence", "observations", "first_seen", "last_seen", "trigger",
+               "ts", "v", "last_touched_ts", "screen_accepted")  # set by the tool, never an agent
+AGENT_STATUS = "proposed"                 # the only card status an agent's payload may state
+REVIEWED = ("accepted", "candidate", "backported", "dormant")  # back to review when an agent
+# changes their content
 
 
 _ALNUM = re.compile(r"[^\W_]+")  # runs of str.isalnum characters
@@ -124,6 +135,33 @@ def check_payload(payload, known) -> Tuple[dict, List[str]]:
     return ids, problems
 
 
+def agent_problems(payload) -> List[str]:
+    """What an agent's payload claims that only the tool or a person may set."""
+    if not isinstance(payload, dict):
+        return []
+    problems = []
+    for section, kind, _ in SECTIONS:
+        items = payload.get(section)
+        for n, item in enumerate(items if isinstance(items, list) else []):
+            if not isinstance(item, dict):
+                continue
+            owned = [k for k in item if k == "screen_accepted"  # ``_…``: see check_payload
+                     or (kind == "card" and k in TOOL_FIELDS)]
+            claims = [", ".join(owned)] if owned else []
+            status = item.get("status")
+            if kind == "card" and status is not None \
+                    and model.normalize_status(status) != AGENT_STATUS:
+                claims.append(f"status {status!r}")
+            if claims:
+                problems.append(f"{section}[{n}] sets {' and '.join(claims)}")
+    return problems
+
+
+def _content(card: dict) -> dict:
+    return {k: v for k, v in card.items() if not k.startswith("_")
+            and k not in ("ts", "v", "status", "note", "last_touched_ts")}
+
+
 def _merge(existing: dict, new: dict, override: bool) -> dict:
     """A new version: lists unioned; scalars from ``new`` override or only fill gaps."""
     out = {k: v for k, v in existing.items() if not k.startswith("_")}
@@ -140,8 +178,18 @@ def _merge(existing: dict, new: dict, override: bool) -> dict:
     return out
 
 
-def _plan_section(kind: str, name: str, items: List[dict], known,
-                  taken) -> Tuple[List[dict], List[dict], List[dict]]:
+def _back_to_review(version: dict, before: dict, source: str) -> dict:
+    """An agent's change to a reviewed card's content waits for review again."""
+    if source == "agent" and before.get("status") in REVIEWED \
+            and _content(version) != _content(before):
+        version["status"] = AGENT_STATUS
+        version["note"] = (f"changed by record (was {before.get('status')}); waits for a "
+                           "person's review")
+    return version
+
+
+def _plan_section(kind: str, name: str, items: List[dict], known, taken,
+                  source: str = "agent") -> Tuple[List[dict], List[dict], List[dict]]:
     """Lines to append, their report entries, and reinforcement signals."""
     existing: Dict[str, dict] = {}   # versions this payload writes, over what the store holds
     by_key: Dict[str, dict] = {}
@@ -158,13 +206,21 @@ def _plan_section(kind: str, name: str, items: List[dict], known,
     prefix = model.PREFIX[kind]
     for item in items:
         clean = redact.redact(item)
+        if kind == "card":
+            clean.pop("origin", None)
         if current(clean.get("id")) is not None:
-            version, action = _merge(current(clean["id"]), clean, override=True), "updated"
+            before = current(clean["id"])
+            version, action = _merge(before, clean, override=True), "updated"
+            version = _back_to_review(version, before, source) if kind == "card" else version
         elif keyed(dedup_key(clean)) is not None and not clean.get("id"):
-            version, action = _merge(keyed(dedup_key(clean)), clean, override=False), "reinforced"
+            before = keyed(dedup_key(clean))
+            version, action = _merge(before, clean, override=False), "reinforced"
+            version = _back_to_review(version, before, source) if kind == "card" else version
             signals.append({"kind": f"{prefix}_reinforced", f"{prefix}_id": version["id"],
                             "source": "record", "context": "equivalent record merged"})
         else:
+            if kind == "card":
+                clean["origin"] = source
             version, action = model.complete(kind, clean, taken), "created"
         taken.add(version["id"])
         existing[version["id"]] = {**version, "_versions": 1}
@@ -174,11 +230,21 @@ def _plan_section(kind: str, name: str, items: List[dict], known,
     return lines, report, signals
 
 
-def record(memory: Memory, payload, known=None) -> dict:
-    """Write one payload; raises UsageError (nothing written) when any item is invalid.
+def record(memory: Memory, payload, known=None, source: str = "agent") -> dict:
+    """Write one payload as ``source`` (see ``SOURCES``); raises UsageError (nothing
+    written) when any item is invalid or an agent's payload claims provenance.
 
     ``known`` looks up existing records (``Folded`` by default: a full fold).
     """
+    if source not in SOURCES:  # pragma: no cover - callers pass a constant
+        raise ValueError(f"record: unknown source {source!r}")
+    owned = agent_problems(payload) if source == "agent" else []
+    if owned:
+        raise UsageError("record: provenance is set by the tool, not the payload: "
+                         + "; ".join(owned) + f" (cards start as {AGENT_STATUS!r}; origin, "
+                         "confidence and internal fields are the tool's; a person changes "
+                         "status with `aha-status` or feedback.md); nothing was written "
+                         "(see references/SECURITY.md)")
     known = Folded(memory) if known is None else known
     used, problems = check_payload(payload, known)
     if problems:  # one problem: one line; several: one line each, then the verdict
@@ -195,7 +261,7 @@ def record(memory: Memory, payload, known=None) -> dict:
         out["event"] = event["id"]
     for section, kind, name in SECTIONS:
         lines, report, reinforced = _plan_section(kind, name, payload.get(section) or [], known,
-                                                  taken)
+                                                  taken, source)
         writes.append((name, lines))
         signals += reinforced
         out[section] = report

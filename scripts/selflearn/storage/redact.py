@@ -44,7 +44,7 @@ def _value(n, check=""):
     return "(?:" + _quoted(n, check) + "|" + bare + ")"
 
 
-def _assigned(label, n, check="", spaced=_IDENT, colon=True, prose=False):
+def _assigned(label, n, check="", spaced=_IDENT, colon=True, prose=False, bare=False):
     """``label=v``, ``label = "v"`` and optionally ``label: v`` / ``label is v``.
 
     A spaced ``=`` is code, so only a quoted value counts there and it must
@@ -52,6 +52,9 @@ def _assigned(label, n, check="", spaced=_IDENT, colon=True, prose=False):
     """
     alts = ["=" + _value(n, check),
             r"(?:[ \t]+=[ \t]*|=[ \t]+)(?:" + _quoted(n, spaced + check) + ")"]
+    if bare:  # INI files: ``password = s3cr%t`` unquoted, yet random-looking
+        alts.append(r"[ \t]+=[ \t]*" + _STOP + _CODE + _RANDOM
+                    + r"""([^\s"'`\\,;&)}\[\]]{%d,})(?=[ \t]*(?:$|[\r\n#]))""" % n)
     if colon:  # YAML needs a space after ':', so ``secret:name`` (ARNs) is kept
         alts.append(r"[ \t]*:[ \t]*(?:" + _quoted(n, check) + ")|:[ \t]+" + _value(n, check))
     if prose:
@@ -63,10 +66,135 @@ _SEP = r"""(?:\\?["'])?[ \t]*%s[ \t]*(?:\\?["'])?"""  # key separator, maybe quo
 _AUTH = r"\b(?i:authorization)" + _SEP % "[:=]"
 _LABEL = r"(?<![\w.:-])[\w.-]{0,64}?"  # identifier prefix: db_, --, user. (not after ::)
 _ENV = (r"(?m)^[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG|set)[ \t]+)?"
-        r"(?:[A-Z0-9_]*?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|TOKEN|_PWD|"
+        r"(?:[A-Z0-9_]*?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|TOKEN|_PWD|_PASS(?![A-Z])|"
         r"(?:API|ACCESS|PRIVATE|SECRET|SIGNING|ENCRYPTION|MASTER|AUTH|CLIENT)_?KEY)"
         r"(?:_(?:BASE|B64|BASE64|VALUE))?)")
 _PEM = r"-----%s[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+
+# Tokens that name their issuer by a fixed prefix (the providers of gitleaks'
+# default rule list and a few more), as (trigger, pattern).  Lengths are lower
+# bounds, so a longer token is still hidden whole.
+_PROVIDERS = (
+    ("AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
+    ("A3-", r"A3-[A-Z0-9]{6}-[A-Z0-9]{5,11}(?:-[A-Z0-9]{5,6}){3,4}"),
+    ("ops_eyJ", r"ops_eyJ[A-Za-z0-9+/]{60,}={0,3}"),
+    ("p8e-", r"p8e-[A-Za-z0-9]{32,}"),
+    ("LTAI", r"LTAI[A-Za-z0-9]{20,}"),
+    ("AKCp", r"AKCp[A-Za-z0-9]{60,}"),
+    ("cmVmd", r"cmVmd[A-Za-z0-9]{59}(?![A-Za-z0-9+/])"),
+    ("ABSK", r"ABSK[A-Za-z0-9+/]{100,}={0,2}"),
+    ("bedrock-api-key-", r"bedrock-api-key-[A-Za-z0-9+/=]{40,}"),
+    ("Q~", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,}"),
+    ("4b1d", r"4b1d[A-Za-z0-9]{38}(?![A-Za-z0-9])"),
+    ("CLOJARS_", r"CLOJARS_[A-Za-z0-9]{60,}"),
+    ("v1.0-", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146,}"),
+    ("dapi", r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"),
+    ("_v1_", r"do[opr]_v1_[a-f0-9]{64,}"),
+    ("dp.", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ("duffel_", r"duffel_(?:test|live)_[\w=-]{43,}"),
+    ("dt0c01.", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64,}"),
+    ("EZAK", r"EZ[AT]K[A-Za-z0-9]{54,}"), ("EZTK", ""),
+    ("EAA", r"EAA[MC][A-Za-z0-9]{100,}|EAAA[\w-]{22,}"),
+    ("FLW", r"FLW(?:SEC|PUB)K_TEST-[a-hA-H0-9]{12,}(?:-X)?"),
+    ("fo1_", r"fo1_[\w-]{43,}"),
+    ("fm1", r"fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3}"), ("fm2_", ""),
+    ("fio-u-", r"fio-u-[\w=-]{64,}"),
+    ("glc_", r"glc_[A-Za-z0-9+/]{32,}={0,3}"),
+    ("glsa_", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    ("eyJrIjoi", r"eyJrIjoi[A-Za-z0-9]{70,}={0,3}"),
+    ("pat.", r"[ps]at\.[\w-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20,}"), ("sat.", ""),
+    ("atlasv1", r"[A-Za-z0-9]{14}\.atlasv1\.[\w=-]{60,}"),
+    ("HRKU-AA", r"HRKU-AA[\w-]{58,}"),
+    ("hf_", r"hf_[A-Za-z]{34,}"),
+    ("api_org_", r"api_org_[A-Za-z]{34,}"),
+    ("ico-", r"ico-[A-Za-z0-9]{32,}"),
+    ("s-s4t2", r"s-s4t2(?:ud|af)-[a-f0-9]{64,}"),
+    ("lin_api_", r"lin_api_[A-Za-z0-9]{40,}"),
+    ("_mmk", r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"),
+    ("webhook.office.com", r"https://[\w.-]+\.webhook\.office\.com/webhookb2/[\w@/-]{40,}"),
+    ("/api/webhooks/", r"https://(?:[\w-]+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{40,}"),
+    ("ntn_", r"ntn_\d{11}[A-Za-z0-9]{35,}"),
+    ("API-", r"API-[A-Z0-9]{26}(?![A-Za-z0-9])"),
+    ("sha256~", r"sha256~[\w-]{43,}"),
+    ("pplx-", r"pplx-[A-Za-z0-9]{48,}"),
+    ("pscale_", r"pscale_(?:tkn|oauth|pw)_[\w=.-]{32,}"),
+    ("PMAK-", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34,}"),
+    ("pnu_", r"pnu_[A-Za-z0-9]{36,}"),
+    ("pul-", r"pul-[a-f0-9]{40,}"),
+    ("pypi-AgE", r"pypi-AgE[\w-]{50,}"),
+    ("rdme_", r"rdme_[a-z0-9]{70,}"),
+    ("rubygems_", r"rubygems_[a-f0-9]{48,}"),
+    ("tk-us-", r"tk-us-[\w-]{48,}"),
+    ("SG.", r"SG\.[\w-]{20,24}\.[\w-]{40,46}"),
+    ("xkeysib-", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16,}"),
+    ("sntrys_", r"sntrys_eyJ[A-Za-z0-9+/=_-]{40,}"),
+    ("sntryu_", r"sntryu_[a-f0-9]{64,}"),
+    ("sm_", r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16,}"),
+    ("shippo_", r"shippo_(?:live|test)_[a-fA-F0-9]{40,}"),
+    ("shp", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}"),
+    ("sgp_", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40,}"),
+    ("sq0", r"sq0(?:atp|csp)-[\w-]{22,}"),
+    ("hvs.", r"hv[sb]\.[\w-]{90,}"), ("hvb.", ""),
+    ("ya29.", r"ya29\.[\w-]{30,}"),
+    ("GOCSPX-", r"GOCSPX-[\w-]{24,}"),
+    ("dckr_pat_", r"dckr_pat_[\w-]{24,}"),
+    ("key-", r"key-[a-f0-9]{32}(?![A-Za-z0-9])"),
+    ("gsk_", r"gsk_[A-Za-z0-9]{48,}"),
+    ("r8_", r"r8_[A-Za-z0-9]{36,}"),
+    ("xai-", r"xai-[A-Za-z0-9]{60,}"),
+    ("hooks.zapier.com", r"https://hooks\.zapier\.com/hooks/catch/[\w/]{10,}"),
+)
+_CONN_KEYS = (r"(?i:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}={0,2})"
+              r"|[?&;](?:sig|X-Amz-Signature|X-Goog-Signature)=([\w%+/=-]{20,})")
+_PROVIDER_TRIGGERS = tuple(t for t, _ in _PROVIDERS)
+_PROVIDER_TOKENS = (r"(?<![A-Za-z0-9_+/~-])(?:" + "|".join(p for _, p in _PROVIDERS if p) + ")")
+# Issuers whose keys gitleaks finds only by a labelled assignment
+# (``TWITTER_CONSUMER_SECRET=…``, ``mapbox.token: …``); matched case-insensitively.
+_ISSUERS = ("adafruit", "adobe", "airtable", "algolia", "alibaba", "asana", "atlassian",
+            "jira", "confluence", "beamer", "bitbucket", "bittrex", "meraki", "cloudflare",
+            "codecov", "cohere", "coinbase", "contentful", "datadog", "discord", "droneci",
+            "dropbox", "etsy", "facebook", "fastly", "finicity", "finnhub", "flickr",
+            "freshbooks", "gitter", "gocardless", "heroku", "hubspot", "intercom", "jfrog",
+            "artifactory", "kraken", "kucoin", "launchdarkly", "linear", "linkedin",
+            "looker", "mailchimp", "mailgun", "mapbox", "mattermost", "messagebird",
+            "netlify", "newrelic", "new_relic", "nytimes", "okta", "plaid", "rapidapi",
+            "sendbird", "sentry", "snyk", "sonar", "squarespace", "sumo", "telegram",
+            "travis", "twitch", "twitter", "yandex", "zendesk", "twilio", "pusher",
+            "segment", "auth0", "firebase", "supabase", "vercel", "circleci", "azure")
+_ISSUERS_TRIGGERS = tuple("~" + i for i in _ISSUERS)
+_ISSUER_LABEL = (r"(?<![\w.-])[\w.-]{0,30}?(?i:" + "|".join(_ISSUERS) + r")[\w.-]{0,30}?"
+                 r"(?i:key|secret|token|pat|sid|auth|credential|password|pwd)")
+# Command lines: ``--password x``, ``mysql -px``, ``sshpass -p x``, ``curl -u u:p`` ...
+_CLI_VALUE = (r"""(?:"(?![$<{%])([^"\n]{2,})"|'(?![$<{%])([^'\n]{2,})'"""
+              r"""|(?![-$<{%(*\[]|\[REDACTED|[A-Z_]{2,}(?![^\s"'`;|&)]))([^\s"'`;|&)]{2,}))""")
+_FLAG_NAMES = (r"(?:(?:db|database|registry|http|https|proxy|admin|root|user|bot|api|auth|"
+               r"access|refresh|client|vault|github|gitlab|npm|docker|ftp|smtp|ldap|mysql|pg|"
+               r"redis|ssh|sudo|new|old|master|service|app|account|bind|keystore|store|key|"
+               r"src|dest|deploy|ci|sonar|slack)[-_]?)?"
+               r"(?i:password|passwd|pass|pwd|passphrase|token|secret|api-?key|access-?key"
+               r"|secret-?key|client-?secret|auth-?token|access-?token|storepass|keypass)")
+_FLAGS = r"(?<![\w-])--?" + _FLAG_NAMES + r"(?:=|[ \t]+)" + _CLI_VALUE
+_PASS_ARG = r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:(?!\[REDACTED)([^\s\"'`),;]+)"
+_SHORT_P = (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump|7z|7za)"
+            r"\b[^\n;|&]{0,200}?[ \t]-p(?!\[REDACTED)([^\s'\"`-][^\s'\"`]*|'[^'\n]+'|\"[^\"\n]+\")"
+            r"|\b(?:sshpass|mongosh?|(?:docker|podman|buildah|skopeo|oras|nerdctl|helm[ \t]+"
+            r"registry)[ \t]+login|az[ \t]+login)\b[^\n;|&]{0,200}?[ \t]-p[ \t]*" + _CLI_VALUE
+            + r"|\bredis-cli\b[^\n;|&]{0,200}?[ \t]-a[ \t]+" + _CLI_VALUE
+            + r"|\bldap\w*\b[^\n;|&]{0,200}?[ \t]-w[ \t]+" + _CLI_VALUE
+            + r"|\b(?:zip|unzip)\b[^\n;|&]{0,200}?[ \t]-P[ \t]+" + _CLI_VALUE
+            + r"|\bsmbclient\b[^\n;|&]{0,200}?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%([^\s'\"]+)")
+_USER_PASS = (r"""\b(?:curl|https?|wget)\b[^\n;|&]{0,300}?[ \t](?:-u|--user|--proxy-user|-U"""
+              r"""|-a|--auth)(?:=|[ \t]*)['"]?[^\s:'"@`]*:(?![$<{%]|\[REDACTED"""
+              r"""|(?i:pass|password|passwd|secret|token)(?![^\s'"@`]))([^\s'"@`]{2,})""")
+_NPMRC = (r"(?<![\w])_(?:auth|authToken|password)[ \t]*=[ \t]*['\"]?(?!\[REDACTED|\$\{)"
+          r"([^\s'\"]{4,})")
+_CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"
+         r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})(?=;)")
+_PROSE = (r"\b(?i:pass(?:word|phrase|code)|pwd|pin code|api key|token|secret)\b[^\n.;:]{0,40}?"
+          r"\b(?i:is|was|set to|changed to|reset to)[ \t]+[\"'`]?" + _STOP + _RANDOM
+          + r"""([^\s"'`\\,;]{6,})|\b(?i:use|with|enter)[ \t]+(?i:the[ \t]+)?"""
+          r"(?i:password|passphrase|passcode|token|api key)[ \t]+[\"'`]?" + _STOP + _RANDOM
+          + r"""([^\s"'`\\,;]{6,})""")
 
 # --- the rule table: (kind, trigger substrings, pattern) ---------------------
 # Order matters: specific token shapes first, context rules last; a rule never
@@ -82,8 +210,10 @@ RULES = (
      r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
     ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_\w{22,})(?!\w)"),
-    ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-"),
-     r"(?<![\w-])gl(?:pat|dt|rt|ptt|soat)-[\w-]{20,}"),
+    ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glffct-",
+                      "glft-", "glimt-", "glagent-", "gloas-", "GR1348941", "_gitlab_session="),
+     r"(?<![\w-])gl(?:pat|dt|rt|ptt|soat|cbt|ffct|ft|imt|agent|oas)-[\w-]{20,}"
+     r"|(?<![\w-])GR1348941[\w-]{20,}|_gitlab_session=([0-9a-z]{32})"),
     ("slack_webhook", ("hooks.slack.com",),
      r"https://hooks\.slack\.com/(?:services|workflows|triggers)/([\w/-]{8,})"),
     ("slack_token", ("xox", "xapp-"),
@@ -95,6 +225,8 @@ RULES = (
      r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?(?=[\w-]*\d)[\w-]{20,}"),
     ("google_api_key", ("AIza",), r"(?<![\w-])AIza[\w-]{35}(?![\w-])"),
     ("npm_token", ("npm_",), r"(?<!\w)npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("api_token", _PROVIDER_TRIGGERS, _PROVIDER_TOKENS),
+    ("api_token", ("~accountkey=", "~sharedaccesskey=", "sig=", "~signature="), _CONN_KEYS),
     ("jwt", ("eyJ",), r"(?<![\w-])eyJ[\w-]{8,}\.ey[\w-]{8,}\.[\w-]*"),
     # -- values recognised by where they sit: URLs, HTTP headers --
     ("password", (("://", "@"),),  # scheme://user:PASS@host
@@ -114,22 +246,47 @@ RULES = (
     ("aws_secret_key", ("ecret", "ECRET"),
      r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret(?:_?key)?)"
      + _SEP % "[:= ]" + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),  # also `aws configure set`
-    ("env_secret", ("ECRET", "ASSWORD", "ASSWD", "ASSPHRASE", "OKEN", "_PWD", "_KEY", "APIKEY"),
+    ("env_secret", ("ECRET", "ASSWORD", "ASSWD", "ASSPHRASE", "OKEN", "_PWD", "_KEY", "APIKEY",
+                    "_PASS"),
      _assigned(_ENV, 2, spaced=_RANDOM, colon=False)),
+    ("password", ("~-pass", "~-pwd", "~-token", "~-secret", "~-key", "~-api", "~-access",
+                  "~-client", "~-auth", "~_pass", "~_pwd", "~_token", "~_secret", "~_key",
+                  "~storepass", "~keypass"), _FLAGS),
+    ("password", ("pass:",), _PASS_ARG),
+    ("password", ("mysql", "mariadb", "7z", "sshpass", "mongo", "login", "redis-cli", "ldap",
+                  "zip", "smbclient"), _SHORT_P),
+    ("password", (("curl", ":"), ("http", ":"), ("wget", ":")), _USER_PASS),
+    ("npm_token", ("_auth", "_password"), _NPMRC),
+    ("password", ("wd=", "WD=", "Pwd=", "ass=", "ASS="), _CONN),
+    ("password", ("~password", "~passphrase", "~passcode", "~pwd", "~pin code", "~api key", "~token",
+                  "~secret"), _PROSE),
+    ("secret", _ISSUERS_TRIGGERS, _assigned(_ISSUER_LABEL, 12, check=_RANDOM, prose=True)),
     ("password", ("assword", "ASSWORD", "asswd", "ASSWD", "assphrase", "ASSPHRASE"),
-     _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True)),
-    ("secret", ("ecret", "ECRET", "oken", "OKEN", "pi_key", "pi-key", "piKey", "pikey",
-                "PI_KEY", "PIKEY", "ccess_key", "ccessKey", "CCESS_KEY", "rivate_key",
-                "rivateKey", "RIVATE_KEY"),
-     _assigned(_LABEL + "(?i:secret|token|api[_-]?key|access[_-]?key|private[_-]?key)",
+     _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
+    ("secret", ("~ecret", "~oken", "~pi_key", "~pi-key", "~pikey", "~ccess_key", "~ccess-key",
+                "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key"),
+     _assigned(_LABEL + "(?i:secret|token|api[ _-]?key|access[_-]?key|private[_-]?key)",
                8, check=_RANDOM, prose=True)),
+    ("password", ("~pass:", "~pass =", "~pass="),  # YAML/INI ``pass: s3cr%t``
+     _assigned(r"(?<![\w.:-])(?:[\w.-]{0,64}[_.-])?(?i:pass)", 6, check=_RANDOM)),
+    ("password", ("htpasswd",),
+     r"\bhtpasswd\b[^\n;|&]{0,100}?[ \t]-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+" + _CLI_VALUE),
 )
 
 
-def _hit(text, triggers):
-    """True when any trigger (a tuple trigger: all of its parts) occurs in ``text``."""
+def _hit(text, low, triggers):
+    """True when any trigger (a tuple trigger: all of its parts) occurs in ``text``.
+
+    A trigger starting with ``~`` is looked for in ``low()``, the lower-cased text.
+    """
     for t in triggers:
-        if t in text if t.__class__ is str else all(x in text for x in t):
+        if t.__class__ is not str:
+            if all(x in text for x in t):
+                return True
+        elif t[0] == "~":
+            if t[1:] in low():
+                return True
+        elif t in text:
             return True
     return False
 
@@ -161,8 +318,15 @@ def redact_text(text):
     if not text or not isinstance(text, str):
         return text
     out = text
+    lowered = []
+
+    def low():
+        if not lowered:
+            lowered.append(text.lower())
+        return lowered[0]
+
     for i, rule in enumerate(RULES):
-        if _hit(text, rule[1]):  # triggers are checked on the input, not on markers
+        if _hit(text, low, rule[1]):  # triggers are checked on the input, not on markers
             pattern, repl = _compiled(i)
             out = pattern.sub(repl, out)
     return out

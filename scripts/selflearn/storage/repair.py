@@ -4,7 +4,8 @@ Fixes: every line commands skip (unreadable, torn, or of the wrong shape for
 its kind) moved to ``quarantine/`` with its line number and original bytes
 (never dropped; newer-format lines are listed and left in place); missing
 ``primary_skill`` backfilled from a ``skill:<name>`` tag or the nearest event
-in time; status aliases normalized. Fixed records get a new version that keeps the timestamps
+in time; status aliases normalized; store folders and files others can read or
+write made private again (0700, 0600). Fixed records get a new version that keeps the timestamps
 staleness is measured from (``last_touched_ts`` is not set by a repair).
 """
 
@@ -12,6 +13,7 @@ import os
 from typing import List, Optional
 
 from . import model
+from . import posixfs as fs
 from .memory import Memory
 
 RECORD_FILES = (("cards", "card"), ("recs", "rec"))
@@ -30,6 +32,23 @@ def _nearest_skill(record: dict, events: List[tuple]) -> Optional[str]:
         return None
     at = model.parse_ts(record.get("_first_ts") or record.get("ts", ""))
     return min(events, key=lambda e: abs(e[0] - at))[1]
+
+
+def loose_modes(root: str) -> List[dict]:
+    """Folders (want 0700) and files (want 0600) in the store that others may read or
+    write; symlinks are not followed."""
+    out: List[dict] = []
+    if not os.path.isdir(root) or os.path.islink(root):
+        return out
+    for here, dirs, files in os.walk(root):
+        for name, want in [(here, fs.PRIVATE_DIR)] + [(os.path.join(here, f), fs.PRIVATE_FILE)
+                                                       for f in files]:
+            st = os.lstat(name)
+            if not os.path.islink(name) and st.st_mode & 0o077:
+                out.append({"path": os.path.relpath(name, root), "mode": f"{st.st_mode & 0o777:04o}",
+                            "want": f"{want:04o}"})
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(here, d))]
+    return out
 
 
 def plan(memory: Memory) -> dict:
@@ -57,7 +76,8 @@ def plan(memory: Memory) -> dict:
                 change["status"] = model.normalize_status(status)
             if change:
                 fixes.append({"file": name, "id": record["id"], "set": change})
-    return {"corrupt_lines": corrupt, "newer_lines": newer, "fixes": fixes}
+    return {"corrupt_lines": corrupt, "newer_lines": newer, "fixes": fixes,
+            "loose_modes": loose_modes(memory.root)}
 
 
 def apply(memory: Memory, found: dict) -> dict:
@@ -77,7 +97,10 @@ def apply(memory: Memory, found: dict) -> dict:
             version.update(fix["set"], ts=model.iso(), v=model.SCHEMA_VERSION)
             versions.append(version)
         memory.append(name, versions)
-    return {"quarantined": moved, "newer_lines": found["newer_lines"], "fixed": found["fixes"]}
+    for item in found.get("loose_modes", []):
+        os.chmod(os.path.join(memory.root, item["path"]), int(item["want"], 8))
+    return {"quarantined": moved, "newer_lines": found["newer_lines"], "fixed": found["fixes"],
+            "loose_modes": found.get("loose_modes", [])}
 
 
 def render(data: dict, applied: bool) -> List[str]:
@@ -91,8 +114,11 @@ def render(data: dict, applied: bool) -> List[str]:
     for fix in data.get("fixed", data.get("fixes", [])):
         change = ", ".join(f"{k} → {v}" for k, v in fix["set"].items())
         lines.append(f"{fix['id']}: {change}{'' if applied else ' (would be set)'}")
+    for item in data.get("loose_modes", []):
+        verb = "made" if applied else "would be made"
+        lines.append(f"{item['path']}: mode {item['mode']} lets others in; {verb} {item['want']}")
     if not lines:
         return ["Store is healthy: nothing to repair."]
-    if not applied and (data.get("corrupt_lines") or data.get("fixes")):
+    if not applied and (data.get("corrupt_lines") or data.get("fixes") or data.get("loose_modes")):
         lines.append("Run `repair --apply` to do this.")
     return lines

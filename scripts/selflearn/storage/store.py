@@ -35,20 +35,24 @@ def append(path: str, records: list, durable: bool = False) -> None:
 
 def append_bytes(path: str, data: bytes, durable: bool = False, unless=None) -> bool:
     """Append already-encoded lines in one ``write()`` under the file's lock; a failed
-    write (full disk, ``ulimit -f``) is cut back, so the file is as it was.
+    write (full disk, ``ulimit -f``) is cut back, so the file is as it was. A file (and
+    folder) this creates is private to its owner (0600, 0700) whatever the umask.
 
     ``unless(tail)``, given the file's last ``TAIL`` bytes under the same lock,
     vetoes the append when it returns true (two racing writers of the same
     event store it once). Returns whether ``data`` was written.
     """
-    fs.makedirs(fs.dirname(path) or ".")
+    fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
     while True:
-        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, 0o644)
+        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, fs.PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not _same_file(fd, path):
                 continue  # repair replaced the file while we waited: reopen it
-            size = fs.fstat(fd).st_size
+            st = fs.fstat(fd)
+            size = st.st_size
+            if size == 0 and st.st_mode & 0o777 != fs.PRIVATE_FILE:
+                fs.fchmod(fd, fs.PRIVATE_FILE)  # just created under a strict or odd umask
             if unless is not None and size and unless(fs.pread(fd, min(size, TAIL), max(0, size - TAIL))):
                 return False
             out = data if size == 0 or fs.pread(fd, 1, size - 1) == b"\n" else b"\n" + data
@@ -100,12 +104,16 @@ def append_all(writes: list, durable: bool = True) -> None:
 
 
 def _locked(path: str) -> int:
-    """An append descriptor of ``path`` holding its exclusive lock (reopened if replaced)."""
-    fs.makedirs(fs.dirname(path) or ".")
+    """An append descriptor of ``path`` holding its exclusive lock (reopened if replaced);
+    a file or folder this creates is private (0600, 0700) whatever the umask."""
+    fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
     while True:
-        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, 0o644)
+        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, fs.PRIVATE_FILE)
         fcntl.flock(fd, fcntl.LOCK_EX)
         if _same_file(fd, path):
+            st = fs.fstat(fd)
+            if st.st_size == 0 and st.st_mode & 0o777 != fs.PRIVATE_FILE:
+                fs.fchmod(fd, fs.PRIVATE_FILE)  # just created under a strict or odd umask
             return fd
         fs.close(fd)
 
@@ -270,14 +278,24 @@ def merge(prev, record: dict) -> dict:
     return merged
 
 
-def atomic_write(path: str, content) -> None:
-    """Replace ``path`` with ``content`` (str or bytes) through a temp file beside it."""
+def atomic_write(path: str, content, private: bool = True) -> None:
+    """Replace ``path`` with ``content`` (str or bytes) through a temp file beside it.
+
+    ``private`` (store files): the file is 0600 and a folder this creates 0700, whatever
+    the umask; files meant for the repository (guidance, skills) pass False.
+    """
     folder = fs.dirname(path) or "."
-    fs.makedirs(folder)
+    fs.makedirs(folder, fs.PRIVATE_DIR if private else 0o777)
     tmp = fs.join(folder, f".{fs.basename(path)}.{fs.getpid()}.tmp")
     data = content.encode("utf-8") if isinstance(content, str) else content
     try:
-        with open(tmp, "wb") as fh:
+        if fs.exists(tmp):
+            fs.unlink(tmp)
+        fd = fs.open_fd(tmp, fs.O_RDWR | fs.O_CREAT | fs.O_EXCL,
+                        fs.PRIVATE_FILE if private else 0o666)
+        if private:
+            fs.fchmod(fd, fs.PRIVATE_FILE)
+        with open(fd, "wb", closefd=True) as fh:
             fh.write(data)
             fh.flush()
             fs.fsync(fh.fileno())

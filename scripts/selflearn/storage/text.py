@@ -1,22 +1,66 @@
 """One line of text that is safe to show: no line break, fence, tag or forged marker.
 
 Owns the cleaning every output shares (advice, exported rules, feedback.md, proposals), so a
-stage below surfacing can render a card's rule line. Imports only ``redact`` beside it.
+stage below surfacing can render a card's rule line, and the provenance label each surfaced
+or exported item carries. Imports only ``redact`` and ``content`` beside it (not ``screen``:
+the hooks that print advice must not compile its patterns).
 """
 
 import re
 
 from . import redact
+from .content import _INVISIBLE, is_hidden
 
 RULE_CHARS = 240  # one exported rule is cut to this many characters
 _TAG = re.compile(r"<(/?[A-Za-z!][^<>\n]*)>")   # anything shaped like a markup tag
 _TAG_START = re.compile(r"<(?=[/!A-Za-z])")
 
 
+_BREAKS = frozenset("\u0085\u2028\u2029")  # line breaks besides the C0 ones
+
+
+_TO_SPACE = dict.fromkeys(
+    [c for c in range(0x20)] + list(range(0x7F, 0xA0)) + sorted(_INVISIBLE)
+    + [ord(ch) for ch in _BREAKS] + list(range(0xE0000, 0xE0080)), " ")
+
+
+def plain(text) -> str:
+    """``text`` with control, invisible and direction characters and line breaks as spaces."""
+    return str(text or "").translate(_TO_SPACE)
+
+
+def terminal(line: str) -> str:
+    """A line safe to print: control, invisible and direction characters and line breaks
+    become visible ``\\xNN``/``\\uNNNN`` escapes (tabs stay), so no escape sequence runs
+    and no break fakes a line."""
+    if line.isprintable():
+        return line
+    return "".join(ch if ch == "\t" or (ch >= " " and ch not in _BREAKS
+                                         and not is_hidden(ch))
+                   else ("\\x%02x" % ord(ch) if ord(ch) < 0x100 else "\\u%04x" % ord(ch))
+                   for ch in line)
+
+
+def document(text: str) -> str:
+    """A whole page for a file a person reads (INDEX.md, feedback.md): redacted once more,
+    each line without raw control, invisible or direction characters."""
+    return "\n".join(terminal(line) for line in redact.redact_text(text).split("\n"))
+
+
+def escape_json(text: str) -> str:
+    """JSON text with invisible, direction and line-break characters inside strings escaped
+    (``json.dumps(ensure_ascii=False)`` leaves them raw; C0 controls are escaped already)."""
+    if text.isprintable() or all(ch.isprintable() or ch in "\n " for ch in text):
+        return text
+    return "".join("\\u%04x" % ord(ch) if ch in _BREAKS or (ch not in "\n" and
+                                                           is_hidden(ch)) else ch
+                   for ch in text)
+
+
 def clean(text) -> str:
-    """One line of card text that cannot open or close a fence or a tag."""
-    text = "".join(ch if ch >= " " else " " for ch in str(text or ""))
-    text = " ".join(text.replace("```", "'''").split())
+    """One line of card text that cannot open or close a fence or a tag, nor carry control,
+    invisible or direction-changing characters (a terminal escape, a fake line break)."""
+    text = " ".join(plain(text).replace("```", "'''").split())
     return _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
 
 
@@ -30,10 +74,40 @@ def clean_line(text, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
 
 
-def rule(card: dict) -> str:
-    """``- <title>: <first step>`` (or just the title), one line."""
+def rule(card: dict, suffix: str = "") -> str:
+    """``- <title>: <first step>`` (or just the title) and ``suffix``, one line of at most
+    ``RULE_CHARS`` + 2 characters."""
     title = clean_line(card.get("title"), RULE_CHARS).rstrip(" .:")
     steps = card.get("solution_steps")
     first = steps[0] if isinstance(steps, list) and steps and isinstance(steps[0], str) else ""
     text = f"{title}: {clean_line(first, RULE_CHARS)}" if first.strip() else title
-    return "- " + clean_line(text, RULE_CHARS)
+    return "- " + clean_line(text, RULE_CHARS - len(suffix)) + suffix
+
+
+def origin_label(card: dict, reviewed: bool = True) -> str:
+    """Where a lesson came from, in a few words: ``mined, 6 observations; accepted by a person``
+    (``reviewed=False``: the origin part only, stable across status changes)."""
+    origin = card.get("origin", "agent")
+    seen = card.get("observations")
+    if origin == "mined":
+        label = f"mined, {seen} observations" if isinstance(seen, int) and seen > 1 else "mined"
+    else:
+        label = {"agent": "recorded by the agent", "human": "from a person",
+                 "imported": "imported"}.get(origin, "recorded by the agent")
+    if card.get("_tracked"):
+        label = "imported (" + label + ")"
+    if not reviewed:
+        return label
+    status = card.get("status", "proposed")
+    if card.get("_imported"):
+        label += "; not accepted here"
+    elif isinstance(card.get("screen_accepted"), dict) or (
+            status == "accepted" and origin != "human" and card.get("last_touched_ts")):
+        label += "; accepted by a person"
+    elif status == "accepted" and origin == "mined":
+        label += "; accepted by the lifecycle rules"
+    elif status == "accepted" and origin != "human":
+        label += "; accepted"
+    elif status == "proposed" and origin != "human":
+        label += "; not reviewed"
+    return label

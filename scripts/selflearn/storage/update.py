@@ -7,7 +7,7 @@ a bad one writes nothing.
 
 from typing import List, Optional
 
-from . import model, redact
+from . import model, redact, screen
 from .errors import UsageError
 from .memory import Memory
 
@@ -38,8 +38,13 @@ def new_version(record: dict, **changes) -> dict:
 
 
 def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[str] = None,
-               scope: Optional[str] = None) -> dict:
-    """Append a version of card/rec ``rid`` with a new status (and scope)."""
+               scope: Optional[str] = None, accept_flagged: bool = False,
+               by: str = "") -> dict:
+    """Append a version of card/rec ``rid`` with a new status (and scope).
+
+    Accepting a card the safety screen flags needs ``accept_flagged`` (a person who read
+    it); the acceptance is recorded in the card (``screen_accepted``) and a signal.
+    """
     command, name = ("aha-status", "cards") if kind == "card" else ("rec-status", "recs")
     _text(command, "--note", note)
     records = memory.folded(name)
@@ -55,12 +60,28 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
         version["note"] = redact.redact_text(note)
     if scope is not None:
         version["scope"] = scope
+    flags = screen.blocked(records[rid]) if kind == "card" and status == "accepted" else []
+    if flags and not accept_flagged:
+        raise UsageError(f"{command}: card {rid} is held by the safety screen ({'; '.join(flags)}); "
+                         "a person who has read it accepts it with --accept-flagged; nothing "
+                         "was written")
+    if flags:
+        version["screen_accepted"] = {"digest": screen.digest(records[rid]), "ts": model.iso(),
+                                      "by": by or "unknown", "reasons": flags}
     writes = [(name, [version])]
+    if flags:
+        writes.append(("signals", [model.complete("signal", {
+            "kind": "aha_status", "aha_id": rid, "source": "human",
+            "context": redact.redact_text("accepted despite the safety screen: "
+                                          + "; ".join(flags))[:300]})]))
     if kind == "rec":
         signal_kind = "rec_done" if status == "done" else "rec_touched"
         writes.append(("signals", [model.complete("signal", {
             "kind": signal_kind, "rec_id": rid, "source": "cli", "context": f"status {status}"})]))
     memory.append_all(writes)  # the version and its signal, or neither
+    if kind == "card" and status == "accepted" and records[rid].get("_imported"):
+        from . import provenance  # a committed store: the acceptance is kept outside it
+        provenance.accept(memory.root, by or "unknown", version)
     return {"id": rid, "status": status, "previous_status": records[rid].get("status")}
 
 

@@ -21,7 +21,8 @@ from ..learning import corrections, lifecycle
 from . import search
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
-from ..storage.text import clean
+from ..storage import redact, verdicts
+from ..storage.text import clean, origin_label
 
 # --- output ----------------------------------------------------------------------------------
 DEFAULT_BUDGET = 2000      # characters of the whole output (header, fence, items, JSON envelope)
@@ -144,6 +145,8 @@ def relevance(query: str, cards: List[dict]) -> List[float]:
 
 
 def _eligible(card: dict) -> bool:
+    if card.get("_imported"):  # a committed store's card no local person accepted
+        return False
     status = card.get("status", "proposed")
     if status == "proposed":
         return card.get("origin", "agent") in PROPOSED_ORIGINS
@@ -325,12 +328,13 @@ def item_text(r: Ranked, fixes: List[str]) -> str:
     detail = next((s for s in steps if isinstance(s, str) and s.strip()), "") \
         if isinstance(steps, list) else ""
     detail = clean(detail or card.get("problem") or "")
-    line = f"- [{clean(card['id'])}] {clean(card.get('title'))}" + (f": {detail}" if detail else "")
-    note = ""
+    title = clean(card.get("title"))
+    line = f"- [{clean(card['id'])}] {title}" + (f": {detail}" if detail else "")
+    note = f" ({origin_label(card)})"
     if r.violations:
         times = "time" if r.violations == 1 else "times"
-        note = (f" (warned {r.violations} {times}, recurred anyway; last "
-                f"{r.last_violation[:10] or '?'})")
+        note += (f" (warned {r.violations} {times}, recurred anyway; last "
+                 f"{r.last_violation[:10] or '?'})")
     line = cut(line, LINE_MAX - len(note)) + note
     if fixes:
         room = ITEM_MAX - len(line) - 1
@@ -383,11 +387,12 @@ def wrap(text: str, shape) -> str:
 # --- the command -------------------------------------------------------------------------------
 
 def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: dict,
-            checked: Dict[str, Optional[str]], fixes: Dict[str, List[str]]):
-    """Best first, skipping excluded and stale cards, while the block fits ``budget``.
+            checked: Dict[str, Optional[str]], fixes: Dict[str, List[str]], judged):
+    """Best first, skipping excluded, flagged and stale cards, while the block fits ``budget``.
 
-    A card is checked for staleness only when its item would fit, once per call of
-    ``advise`` (``checked``: id -> why it is stale, or None).
+    A card is screened (``screen.blocked``: it waits for a person) and checked for
+    staleness only when its item would fit, once per call of ``advise`` (``checked``:
+    id -> why it is held back, or None).
     """
     chosen, items = [], []
     used = len(block(["x"])) - 1  # header and fence around the items
@@ -396,7 +401,8 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
         least[i] = min(least[i + 1], ranked[i].least)
     for i, r in enumerate(ranked):
         if used + least[i] + (1 if items else 0) > budget:
-            break  # nothing that follows can fit
+            break  # nothing that follows can fit: an item must fit before redaction (below),
+            # and ``least`` bounds that unredacted length, so the stop changes no choice
         cid = r.card["id"]
         if cid in exclude:
             continue
@@ -407,9 +413,16 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
         if used + cost > budget:
             continue
         if cid not in checked:
-            checked[cid] = stale_reason(r.card, repo_root, cache)
+            held = judged.blocked(r.card)
+            checked[cid] = ("safety screen: " + "; ".join(held)) if held else \
+                stale_reason(r.card, repo_root, cache)
         if checked[cid]:
             continue
+        safe = redact.redact_text(text)  # redacted again on the way out (only what is said)
+        if safe != text:
+            text, cost = safe, len(safe) + (1 if items else 0)
+            if used + cost > budget:
+                continue
         chosen.append(r)
         items.append(text)
         used += cost
@@ -417,11 +430,14 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
 
 
 def advise(memory, repo_root: str, query: Optional[str] = None,
-           budget: int = DEFAULT_BUDGET, exclude: Iterable[str] = (), shape="plain") -> dict:
+           budget: int = DEFAULT_BUDGET, exclude: Iterable[str] = (), shape="plain",
+           remember: bool = False) -> dict:
     """The advice for the workspace (no query) or a task, within ``budget`` characters.
 
     ``shape`` is a ``HOOK_SHAPES`` value; the JSON envelope counts against the budget,
     so the items are re-chosen for a smaller inner budget until the whole output fits.
+    Screen verdicts come from ``<store>/screened.json`` when known; ``remember`` saves new
+    ones (a command; a hook writes nothing).
     """
     budget = check_budget(budget)
     query = (query or "").strip() or None
@@ -432,12 +448,14 @@ def advise(memory, repo_root: str, query: Optional[str] = None,
     cache: Dict[str, bool] = {}
     checked: Dict[str, Optional[str]] = {}
     inner = budget
+    judged = verdicts.Verdicts(getattr(memory, "root", ""), readonly=not remember)
     while True:
-        chosen, text = _select(ranked, inner, exclude, repo_root, cache, checked, fixes)
+        chosen, text = _select(ranked, inner, exclude, repo_root, cache, checked, fixes, judged)
         output = wrap(text, shape)
         if len(output) <= budget:
             break
         inner -= len(output) - budget
+    judged.save()
     return {
         "query": query, "budget": budget, "chars": len(output), "considered": len(ranked),
         "items": [{"id": r.card["id"], "title": r.card.get("title", ""),

@@ -16,10 +16,10 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import advice
 from ..learning import lifecycle
-from ..storage import model, redact, store
+from ..storage import model, redact, screen, store
 from ..storage.errors import SelfLearningError, UsageError
 from ..storage.memory import Memory
-from ..storage.text import RULE_CHARS, clean_line, rule
+from ..storage.text import RULE_CHARS, clean_line, origin_label, rule
 
 
 class Target(NamedTuple):
@@ -62,15 +62,17 @@ def target(agent: str) -> Target:
 # --- the rules -------------------------------------------------------------------------------
 
 def rules(cards: Dict[str, dict], signals: List[dict]) -> List[str]:
-    """Accepted lessons, most confident first, bounded by MAX_RULES and MAX_CHARS."""
+    """Accepted lessons the safety screen passes, most confident first, each saying where
+    it came from, bounded by MAX_RULES and MAX_CHARS."""
     now, ev = model.now(), lifecycle.evidence(signals)
-    ranked = sorted((c for c in cards.values() if c.get("status") == "accepted"),
+    ranked = sorted((c for c in cards.values() if c.get("status") == "accepted"
+                     and not c.get("_imported") and not screen.blocked(c)),
                     key=lambda c: (-lifecycle.confidence(c, ev.get(c["id"]), now),
                                    c.get("_first_ts") or c.get("ts", ""), c["id"]))
     out: List[str] = []
     size = 0
     for card in ranked[:MAX_RULES]:
-        line = rule(card)
+        line = rule(card, f" ({clean_line(origin_label(card), 80)})")
         if size + len(line) + 1 > MAX_CHARS:
             break
         out.append(line)
@@ -197,7 +199,7 @@ def _write(path: str, before: Optional[str], after: Optional[str]) -> None:
         os.unlink(path)
         return
     mode = os.stat(path).st_mode & 0o7777 if before is not None else None
-    store.atomic_write(path, after)
+    store.atomic_write(path, after, private=False)
     if mode is not None:
         os.chmod(path, mode)
 

@@ -15,10 +15,10 @@ from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from . import advice
 from ..learning import lifecycle
-from ..storage import model, record, redact, store, update
+from ..storage import model, record, redact, screen, store, update
 from ..storage.errors import UsageError
 from ..storage.memory import Memory
-from ..storage.text import clean_line
+from ..storage.text import clean_line, document
 from .report import recent_observations
 
 FILE = "feedback.md"                               # the page, in the store folder
@@ -80,7 +80,8 @@ def listed(card: dict) -> bool:
 
 def plan(section: Section, cards: Dict[str, dict]) -> dict:
     """What the edited section asks for; pure."""
-    out: dict = {"rejected": [], "accepted": [], "human": [], "refused": [], "unknown": []}
+    out: dict = {"rejected": [], "accepted": [], "human": [], "refused": [], "unknown": [],
+                 "flagged": []}
     if section.rendered is not None:
         now = set(section.ids)
         out["rejected"] = [i for i in dict.fromkeys(section.rendered) if i not in now
@@ -88,6 +89,8 @@ def plan(section: Section, cards: Dict[str, dict]) -> dict:
         before = set(section.rendered)
         out["accepted"] = [i for i in dict.fromkeys(section.ids) if i not in before
                            and i in cards and cards[i].get("status") != "accepted"]
+    out["flagged"] = [i for i in out["accepted"] if screen.blocked(cards[i])]
+    out["accepted"] = [i for i in out["accepted"] if i not in out["flagged"]]
     out["unknown"] = [i for i in dict.fromkeys(section.ids) if i not in cards]
     for text in dict.fromkeys(section.new):
         text = redact.redact_text(" ".join(text.split()))
@@ -99,10 +102,10 @@ def _apply(memory: Memory, todo: dict) -> List[dict]:
     """Write the status changes and human cards; returns the new cards' report."""
     created: List[dict] = []
     if todo["human"]:
-        payload = {"aha_cards": [{"title": t[:TITLE_CHARS], "origin": "human",
-                                  "status": "accepted", "tags": ["feedback"]}
+        payload = {"aha_cards": [{"title": t[:TITLE_CHARS], "tags": ["feedback"], "status":
+                                  "proposed" if screen.text_findings(t) else "accepted"}
                                  for t in todo["human"]]}
-        created = record.record(memory, payload)["aha_cards"]
+        created = record.record(memory, payload, source="human")["aha_cards"]
         known = memory.folded("cards")
         todo["accepted"] += [c["id"] for c in created if c["action"] != "created"
                              and known[c["id"]].get("status") != "accepted"
@@ -142,7 +145,7 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
                   todo["refused"], user)
     write = text != current
     if write and not dry_run:
-        store.atomic_write(target, text)
+        store.atomic_write(target, text)  # ``render`` returns a ``document``
     return {"path": target, "dry_run": dry_run, "days": days,
             "section_found": section is not None,
             "rendered_record": bool(section and section.rendered is not None),
@@ -155,7 +158,12 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
             else "unchanged",
             "warnings": [f"feedback: lesson line {t!r} is shorter than {MIN_HUMAN_CHARS} "
                          "characters; not learned (make it specific)" for t in todo["refused"]]
-            + [f"feedback: no card with id {i!r}; line ignored" for i in todo["unknown"]]}
+            + [f"feedback: no card with id {i!r}; line ignored" for i in todo["unknown"]]
+            + [f"feedback: card {i} is held by the safety screen ({'; '.join(screen.blocked(cards[i]))});"
+               f" not accepted here; after reading it run `aha-status --id {i} --status accepted "
+               "--accept-flagged`" for i in todo["flagged"]]
+            + [f"feedback: lesson line {t[:60]!r} is held by the safety screen; it waits in "
+               "`review` as proposed" for t in todo["human"] if screen.text_findings(t)]}
 
 
 def _brief(cards: Dict[str, dict], rid: str) -> dict:
@@ -190,7 +198,7 @@ def render(cards: Dict[str, dict], signals: List[dict], observations: Iterable[d
     lines += _candidates(cards, signals) or ["- none"]
     lines += ["", f"## Recent outcomes (last {days} days, UTC)", ""]
     lines += _outcomes(observations, days) or ["- none"]
-    return "\n".join(lines) + "\n"
+    return document("\n".join(lines) + "\n")
 
 
 def _candidates(cards: Dict[str, dict], signals: List[dict]) -> List[str]:

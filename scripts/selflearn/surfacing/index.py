@@ -9,10 +9,12 @@ import os
 from typing import List
 
 from . import catalog, score, storeindex
-from ..storage import model, store
+from ..storage import model, store, verdicts
 from ..storage.memory import Memory, Stores
+from ..storage.text import document
 
 TOP = 10
+WARM = 100   # lessons screened per refresh at most (a refresh follows every write)
 
 
 _cell = storeindex.cell
@@ -109,8 +111,30 @@ def _recent(stores: Stores) -> List[str]:
 
 
 def refresh(memory: Memory, user: str) -> str:
-    """Rewrite ``INDEX.md`` of the project store; returns its path."""
+    """Rewrite ``INDEX.md`` of the project store, and judge up to ``WARM`` lessons the
+    safety screen has not seen (so hooks find their verdicts); returns its path."""
     stores = Stores(memory, user)
     path = os.path.join(memory.root, "INDEX.md")
-    store.atomic_write(path, render(stores))
+    store.atomic_write(path, document(render(stores)))
+    warm(memory)
     return path
+
+
+def warm(memory: Memory, limit: int = 0) -> int:
+    """Screen the live cards without a verdict yet (at most ``limit or WARM``, those advice
+    may say first) and remember the verdicts in ``<store>/screened.json``; returns how many
+    were screened."""
+    judged = verdicts.Verdicts(memory.root)
+    done = 0
+    order = {"accepted": 0, "proposed": 1, "candidate": 2}  # what advice may say, first
+    cards = sorted(memory.folded("cards").values(),
+                   key=lambda c: (order.get(c.get("status", "proposed"), 3), c["id"]))
+    for card in cards:
+        if card.get("status", "proposed") in model.HIDDEN_STATUSES or judged.known(card):
+            continue
+        judged.blocked(card)
+        done += 1
+        if done >= (limit or WARM):
+            break
+    judged.save()
+    return done

@@ -17,6 +17,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 from . import advice
 from ..learning import lifecycle
 from ..storage import model, outputs, store
+from ..storage.text import document
 from ..storage.errors import UsageError
 from ..storage.memory import Memory
 
@@ -322,7 +323,7 @@ def report(memory: Memory, out: Optional[str] = None, days: int = DEFAULT_DAYS,
         raise UsageError(f"report: --days must be between 1 and {MAX_DAYS}, got {days}")
     target = _target(memory, out, repo_root or os.path.dirname(memory.root))
     data = collect(memory, days)
-    store.atomic_write(target, page(data, user))
+    store.atomic_write(target, document(page(data, user)))
     data["path"] = target
     return data
 

@@ -4,10 +4,11 @@ Both return data only; the CLI renders text or JSON. Text stays short (top
 items plus where to see more); JSON holds everything.
 """
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from . import catalog, score, storeindex
-from ..storage import model
+from ..storage.text import clean
+from ..storage import model, verdicts
 from ..storage.memory import Stores
 
 SHOW = 5
@@ -120,6 +121,7 @@ def _assemble(stores: Stores, start: float, now: float, counts: dict, open_recs:
         "proposals": proposals.pending(stores.project),
         "effectiveness": effectiveness,
     }
+    data["flagged"], data["unscreened"] = flagged(stores)
     data["next_actions"] = next_actions(data, stores)
     return data
 
@@ -175,6 +177,33 @@ def _by_score(ix, skill, scope, statuses, limit: Optional[int]):
     return picks, totals, (first[0][0] if first else None)
 
 
+SCREEN_MAX = 500  # lessons review screens for the first time per run (verdicts are kept)
+
+
+def flagged(stores: Stores) -> Tuple[List[dict], int]:
+    """Live cards the safety screen holds back, with the reasons (a person decides each),
+    and how many live cards are not screened yet. At most ``SCREEN_MAX`` lessons without a
+    remembered verdict are screened per run (a big store is judged over a few runs, every
+    write judges more, and advice screens whatever it is about to say)."""
+    out = []
+    judged = verdicts.Verdicts(stores.project.root)
+    fresh = 0
+    for card in stores.folded("cards").values():
+        if card.get("status", "proposed") in model.HIDDEN_STATUSES:
+            continue
+        if not judged.known(card):
+            fresh += 1
+            if fresh > SCREEN_MAX:
+                continue
+        reasons = judged.blocked(card)
+        if reasons:
+            out.append({"id": card["id"], "title": card.get("title", ""),
+                        "status": card.get("status", "proposed"),
+                        "origin": card.get("origin", "agent"), "reasons": reasons})
+    judged.save()
+    return sorted(out, key=lambda c: c["id"]), max(0, fresh - SCREEN_MAX)
+
+
 def _counts(stores: Stores, cards: List[dict], recs: List[dict], start: float) -> dict:
     since = model.iso(start)  # ISO UTC stamps order as strings: no parsing per line
 
@@ -197,6 +226,11 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
             actions.append(f"rec {rec['id']} has been idle {rec['idle_days']:g} days: "
                            f"`rec-status --id {rec['id']} --status in_progress|done|rejected`")
             break
+    if data["flagged"]:
+        first = data["flagged"][0]["id"]
+        actions.append(f"{len(data['flagged'])} lesson(s) held by the safety screen: read them "
+                       f"(`list --format json`), then `aha-status --id {first} --status rejected`"
+                       f" or, if safe, `--status accepted --accept-flagged`")
     if data["backport_candidates"]:
         ids = ",".join(c["id"] for c in data["backport_candidates"][:SHOW])
         actions.append(f"graduate proven portable cards: `export-backport --skill-path <skill> --ids {ids}`")
@@ -239,6 +273,14 @@ def render_review(data: dict) -> List[str]:
     if data["backport_candidates"]:
         lines.append("Backport candidates: " + ", ".join(
             c["id"] for c in data["backport_candidates"][:SHOW]))
+    if data["flagged"]:
+        lines.append("Held by the safety screen (never surfaced, promoted or exported until a "
+                     "person accepts):")
+        lines += [f"  {c['id']} {clean(c['title'])[:80]} ({clean(c['reasons'][0])[:120]})"
+                  for c in data["flagged"][:SHOW]]
+    if data.get("unscreened"):
+        lines.append(f"Not screened yet: {data['unscreened']} lesson(s) (run `review` again; "
+                     "advice screens whatever it is about to say)")
     if data["proposals"]:
         lines.append("Proposals waiting for a decision:")
         lines += [f"  {p['id']} [{p['kind']}] {p['title']}" for p in data["proposals"][:SHOW]]

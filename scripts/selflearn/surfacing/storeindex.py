@@ -21,7 +21,7 @@ from ..storage import posixfs as fs
 from ..storage.record import dedup_key
 from . import score, search
 
-SCHEMA = 2   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 3   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 FILE = "index.sqlite3"
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
 CHUNK = 2 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
@@ -72,6 +72,8 @@ PROPOSED_ORIGINS = ("agent", "human")
 
 
 def surfaceable(card: dict) -> bool:
+    if card.get("_imported"):  # as advice's ``_eligible`` (a tracked store has no index)
+        return False
     status = card.get("status", "proposed")
     if status == "proposed":
         return card.get("origin", "agent") in PROPOSED_ORIGINS
@@ -141,9 +143,13 @@ def path_of(memory) -> str:
 
 
 def open_index(memory) -> Optional["Index"]:
-    """The store's index, caught up with its files; None without sqlite3 or a store folder."""
+    """The store's index, caught up with its files; None without sqlite3 or a store folder,
+    and for a store git tracks (its cards' provenance comes from the full read)."""
     root = getattr(memory, "root", None)  # a stand-in without a folder reads in full
     if not enabled() or not isinstance(root, str) or not os.path.isdir(root):
+        return None
+    imported = getattr(memory, "imported", None)
+    if imported is not None and imported():  # a store git tracks: provenance needs the full read
         return None
     for attempt in (1, 2):
         try:
@@ -155,6 +161,22 @@ def open_index(memory) -> Optional["Index"]:
                 return None
             _remove(path_of(memory))
     return None
+
+
+def _private(db_path: str) -> None:
+    """The index and its -wal/-shm files are 0600 like every store file, whatever the umask
+    (created empty here first: SQLite gives its -wal and -shm the database file's mode)."""
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            fd = os.open(db_path + suffix, os.O_RDWR | (os.O_CREAT if not suffix else 0),
+                         fs.PRIVATE_FILE)
+        except FileNotFoundError:
+            continue
+        try:
+            if os.fstat(fd).st_mode & 0o777 != fs.PRIVATE_FILE:
+                os.fchmod(fd, fs.PRIVATE_FILE)
+        finally:
+            os.close(fd)
 
 
 def _remove(db_path: str) -> None:
@@ -177,6 +199,8 @@ def public(record: dict) -> dict:
     out.setdefault("primary_skill", "unknown")
     out.setdefault("scope", "project")
     out["store"] = record.get("_store", "project")
+    if record.get("_tracked"):  # a store git tracks: its provenance is imported
+        out["provenance"] = "imported" if record.get("_imported") else "imported, accepted here"
     out["created"] = record.get("_first_ts") or record.get("ts", "")
     out["versions"] = record.get("_versions", 1)
     return out
@@ -203,6 +227,7 @@ class Index:
     # --- opening ---------------------------------------------------------------------------
 
     def _connect(self):
+        _private(self.path)
         db = sqlite3.connect(self.path, timeout=TIMEOUT, isolation_level=None)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA cache_size=-16384")  # 16 MiB of pages: a rebuild stays under 200 MB
@@ -792,6 +817,7 @@ def item_floor(card: dict) -> int:
     return len(line + (f": {detail}" if detail else ""))
 
 
-def cell(text) -> str:
-    """A table cell of INDEX.md: one line, pipes escaped, at most 120 characters."""
-    return str(text or "").replace("|", "\\|").replace("\n", " ")[:120]
+def cell(value) -> str:
+    """A table cell of INDEX.md: one line without control or invisible characters, pipes
+    escaped, at most 120 characters."""
+    return " ".join(text.plain(value).replace("|", "\\|").split())[:120]

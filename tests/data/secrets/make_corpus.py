@@ -1,7 +1,10 @@
 """Regenerate ``corpus.json``: fake, realistically shaped secrets and look-alikes.
 
-Every token here is random (seeded for reproducibility) with the right prefix
-and length; none is a real credential.  Run: ``python3 make_corpus.py``.
+Every token here is random (seeded, so the file is reproducible) with the right
+prefix and length; none is a real credential.  Each secret format is placed in
+several settings (a command, an error, prose, JSON); each look-alike family
+(commit SHAs, UUIDs, versions, lockfile hashes, base64 images, ids) likewise.
+Run: ``python3 tests/data/secrets/make_corpus.py``.
 """
 
 import base64
@@ -12,10 +15,13 @@ import random
 import string
 import uuid
 
-R = random.Random(20240607)
+R = random.Random(20261124)
 UP = string.ascii_uppercase + string.digits
 AN = string.ascii_letters + string.digits
+LO = string.ascii_lowercase + string.digits
 URL = AN + "-_"
+HEX = "0123456789abcdef"
+B64 = AN + "+/"
 
 
 def pick(chars, n):
@@ -26,16 +32,21 @@ def b64u(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def rbytes(n):
+    return bytes(R.randrange(256) for _ in range(n))
+
+
 def jwt(payload):
     head = b64u(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64u(json.dumps(payload).encode())
-    return "%s.%s.%s" % (head, body, b64u(bytes(R.randrange(256) for _ in range(32))))
+    return "%s.%s.%s" % (head, b64u(json.dumps(payload).encode()), b64u(rbytes(32)))
 
 
 def pem(label, lines=6):
-    body = "\n".join(pick(AN + "+/", 64) for _ in range(lines))
+    body = "\n".join(pick(B64, 64) for _ in range(lines))
     return "-----BEGIN %s-----\n%s\n-----END %s-----" % (label, body, label)
 
+
+# --- classic helpers -------------------------------------------------------------------------
 
 def akia(p="AKIA"):
     return p + pick(UP, 16)
@@ -73,12 +84,13 @@ def b64(n):
     return base64.b64encode(bytes(R.randrange(256) for _ in range(n))).decode()
 
 
-def positives():
+def classic_positives():
+    """Hand-written cases kept from the first corpus."""
     P = []
 
     def add(family, text, secret):
         assert secret in text, (family, text)
-        P.append({"family": family, "text": text, "secret": secret})
+        P.append({"family": family, "where": "classic", "text": text, "secret": secret})
 
     # AWS access key ids and labelled secret keys
     k = akia(); add("aws_access_key", "aws_access_key_id = %s" % k, k)
@@ -184,11 +196,12 @@ def positives():
     return P
 
 
-def negatives():
+def classic_negatives():
+    """Hand-written look-alikes kept from the first corpus."""
     N = []
 
     def add(why, text):
-        N.append({"why": why, "text": text})
+        N.append({"family": why, "text": text})
 
     for _ in range(3):
         add("git sha", "commit %s\nAuthor: Jane <jane@example.com>" % hexs(40))
@@ -279,10 +292,315 @@ def negatives():
     return N
 
 
+# --- secret formats: family -> (env var name, token maker) ----------------------------------
+SHAPES = {
+    "aws_access_key": ("AWS_ACCESS_KEY_ID", lambda: R.choice(["AKIA", "ASIA"]) + pick(UP, 16)),
+    "github_pat": ("GITHUB_TOKEN", lambda: "ghp_" + pick(AN, 36)),
+    "github_oauth": ("GH_OAUTH", lambda: "gho_" + pick(AN, 36)),
+    "github_app": ("GH_APP_TOKEN", lambda: R.choice(["ghu_", "ghs_"]) + pick(AN, 36)),
+    "github_fine_grained": ("GH_PAT", lambda: "github_pat_" + pick(AN, 22) + "_" + pick(AN, 59)),
+    "gitlab_pat": ("GITLAB_TOKEN", lambda: "glpat-" + pick(URL, 20)),
+    "gitlab_runner": ("RUNNER_TOKEN", lambda: "glrt-" + pick(URL, 20)),
+    "gitlab_other": ("CI_DEPLOY", lambda: R.choice(["gldt-", "glft-", "glcbt-", "gloas-"]) + pick(URL, 24)),
+    "slack_bot": ("SLACK_BOT_TOKEN", lambda: "xoxb-%s-%s-%s" % (pick(string.digits, 12), pick(string.digits, 13), pick(AN, 24))),
+    "slack_user": ("SLACK_USER_TOKEN", lambda: "xoxp-%s-%s-%s-%s" % (pick(string.digits, 12), pick(string.digits, 12), pick(string.digits, 13), pick(HEX, 32))),
+    "slack_app": ("SLACK_APP_TOKEN", lambda: "xapp-1-A%s-%s-%s" % (pick(UP, 10), pick(string.digits, 13), pick(HEX, 64))),
+    "slack_webhook": ("SLACK_WEBHOOK", lambda: "https://hooks.slack.com/services/T%s/B%s/%s" % (pick(UP, 8), pick(UP, 10), pick(AN, 24))),
+    "stripe_secret": ("STRIPE_KEY", lambda: R.choice(["sk_live_", "sk_test_", "rk_live_"]) + pick(AN, 40)),
+    "openai_key": ("OPENAI_API_KEY", lambda: "sk-proj-" + pick(URL, 58) + "T3BlbkFJ" + pick(URL, 58)),
+    "anthropic_key": ("ANTHROPIC_API_KEY", lambda: "sk-ant-api03-" + pick(URL, 93) + "AA"),
+    "google_api_key": ("GOOGLE_API_KEY", lambda: "AIza" + pick(URL, 35)),
+    "google_oauth": ("GOOGLE_ACCESS", lambda: "ya29." + pick(URL, 80)),
+    "google_client_secret": ("GOOGLE_CLIENT", lambda: "GOCSPX-" + pick(URL, 28)),
+    "npm_token": ("NPM_TOKEN", lambda: "npm_" + pick(AN, 36)),
+    "pypi_token": ("PYPI_TOKEN", lambda: "pypi-AgEIcHlwaS5vcmc" + pick(URL, 70)),
+    "jwt": ("ID_TOKEN", lambda: jwt({"sub": pick(string.digits, 10), "iat": 1717750000 + R.randrange(10**6)})),
+    "age_key": ("AGE_KEY", lambda: "AGE-SECRET-KEY-1" + pick("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+    "onepassword": ("OP_KEY", lambda: "A3-%s-%s-%s-%s-%s" % (pick(UP, 6), pick(UP, 11), pick(UP, 5), pick(UP, 5), pick(UP, 5))),
+    "alibaba_key": ("ALIBABA_ID", lambda: "LTAI" + pick(AN, 20)),
+    "artifactory": ("ART_KEY", lambda: "AKCp" + pick(AN, 69)),
+    "azure_ad_secret": ("AZURE_CLIENT", lambda: pick(AN, 3) + R.choice(string.digits) + "Q~" + pick(AN + "_~.-", 34)),
+    "clojars": ("CLOJARS", lambda: "CLOJARS_" + pick(LO, 60)),
+    "databricks": ("DATABRICKS_HOST_CRED", lambda: "dapi" + pick(HEX, 32)),
+    "digitalocean": ("DO_PAT", lambda: R.choice(["dop_v1_", "doo_v1_", "dor_v1_"]) + pick(HEX, 64)),
+    "doppler": ("DOPPLER", lambda: "dp.pt." + pick(AN, 43)),
+    "dynatrace": ("DT_API", lambda: "dt0c01." + pick(UP, 24) + "." + pick(AN, 64)),
+    "easypost": ("EASYPOST", lambda: R.choice(["EZAK", "EZTK"]) + pick(AN, 54)),
+    "flyio": ("FLY_API", lambda: "fo1_" + pick(URL, 43)),
+    "grafana": ("GRAFANA", lambda: R.choice(["glc_" + pick(AN, 48), "glsa_" + pick(AN, 32) + "_" + pick(HEX, 8)])),
+    "terraform": ("TFE", lambda: pick(LO, 14) + ".atlasv1." + pick(URL, 67)),
+    "heroku": ("HEROKU", lambda: "HRKU-AA" + pick(URL, 58)),
+    "huggingface": ("HF_TOKEN", lambda: "hf_" + pick(string.ascii_letters, 34)),
+    "linear": ("LINEAR", lambda: "lin_api_" + pick(AN, 40)),
+    "teams_webhook": ("TEAMS_HOOK", lambda: "https://acme.webhook.office.com/webhookb2/%s@%s/IncomingWebhook/%s/%s" % (uuid.UUID(int=R.getrandbits(128)), uuid.UUID(int=R.getrandbits(128)), pick(HEX, 32), uuid.UUID(int=R.getrandbits(128)))),
+    "discord_webhook": ("DISCORD_HOOK", lambda: "https://discord.com/api/webhooks/%s/%s" % (pick(string.digits, 18), pick(URL, 68))),
+    "notion": ("NOTION", lambda: "ntn_" + pick(string.digits, 11) + pick(AN, 35)),
+    "openshift": ("OC_TOKEN", lambda: "sha256~" + pick(URL, 43)),
+    "perplexity": ("PPLX", lambda: "pplx-" + pick(AN, 48)),
+    "planetscale": ("PSCALE", lambda: R.choice(["pscale_tkn_", "pscale_pw_", "pscale_oauth_"]) + pick(URL, 43)),
+    "postman": ("POSTMAN", lambda: "PMAK-" + pick(HEX, 24) + "-" + pick(HEX, 34)),
+    "prefect": ("PREFECT", lambda: "pnu_" + pick(AN, 36)),
+    "pulumi": ("PULUMI", lambda: "pul-" + pick(HEX, 40)),
+    "rubygems": ("GEM_HOST", lambda: "rubygems_" + pick(HEX, 48)),
+    "sendgrid": ("SENDGRID", lambda: "SG." + pick(URL, 22) + "." + pick(URL, 43)),
+    "sendinblue": ("BREVO", lambda: "xkeysib-" + pick(HEX, 64) + "-" + pick(AN, 16)),
+    "sentry": ("SENTRY_AUTH", lambda: "sntryu_" + pick(HEX, 64)),
+    "shippo": ("SHIPPO", lambda: "shippo_live_" + pick(HEX, 40)),
+    "shopify": ("SHOPIFY", lambda: R.choice(["shpat_", "shpca_", "shppa_", "shpss_"]) + pick(HEX, 32)),
+    "sourcegraph": ("SRC_TOKEN", lambda: "sgp_" + pick(HEX, 16) + "_" + pick(HEX, 40)),
+    "square": ("SQUARE", lambda: "sq0atp-" + pick(URL, 22)),
+    "vault": ("VAULT_TOK", lambda: "hvs." + pick(URL, 95)),
+    "docker_pat": ("DOCKER_PAT", lambda: "dckr_pat_" + pick(URL, 27)),
+    "mailgun": ("MAILGUN", lambda: "key-" + pick(HEX, 32)),
+    "groq": ("GROQ", lambda: "gsk_" + pick(AN, 52)),
+    "replicate": ("REPLICATE", lambda: "r8_" + pick(AN, 37)),
+    "huggingface_org": ("HF_ORG", lambda: "api_org_" + pick(string.ascii_letters, 34)),
+    "readme": ("README_KEY", lambda: "rdme_" + pick(LO, 70)),
+    "duffel": ("DUFFEL", lambda: "duffel_test_" + pick(URL, 43)),
+}
+
+SHAPE_SETTINGS = (
+    ("command", lambda n, t: "export %s=%s && ./deploy.sh" % (n, t)),
+    ("command", lambda n, t: "curl -sS -H 'X-Client: ci' https://api.example.com/v1 -d 'k=%s'" % t),
+    ("error", lambda n, t: "Error: 401 Unauthorized: credential %s was revoked (request id %s)" % (t, uuid.UUID(int=R.getrandbits(128)))),
+    ("prose", lambda n, t: "I pasted %s into the chat by mistake; rotate it today." % t),
+    ("json", lambda n, t: json.dumps({"tool_response": {"stdout": json.dumps({"env": {n.lower(): t}})}})),
+)
+
+
+def positives():
+    P = []
+
+    def add(family, where, text, secret):
+        assert secret in text, (family, text)
+        P.append({"family": family, "where": where, "text": text, "secret": secret})
+
+    for family, (name, make) in sorted(SHAPES.items()):
+        for where, render in SHAPE_SETTINGS:
+            t = make()
+            add(family, where, render(name, t), t)
+    # private keys (the body line is what must disappear)
+    for label in ("RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "PRIVATE KEY",
+                  "ENCRYPTED PRIVATE KEY", "DSA PRIVATE KEY", "PGP PRIVATE KEY BLOCK"):
+        key = pem(label)
+        add("private_key", "command", "$ cat ~/.ssh/id_key\n%s\n$ ls" % key, key.split("\n")[2])
+    key = pem("RSA PRIVATE KEY")
+    add("private_key", "json", json.dumps({"file": "key.pem", "content": key}), key.split("\n")[3])
+    # command-line credentials
+    pw = lambda: pick(AN, 10) + R.choice("!#%+") + pick(string.digits, 2)
+    for cmd in ("mysql -u root -p{p} -h db.internal app", "mysqldump -uadmin -p{p} shop > dump.sql",
+                "mariadb --user=app --password={p} -e 'select 1'",
+                "sshpass -p '{p}' ssh deploy@10.0.0.5 uptime",
+                "sshpass -p {p} scp build.tgz deploy@host:/srv",
+                "docker login -u ci-bot -p {p} registry.example.com",
+                "docker login --username ci --password {p} ghcr.io",
+                "podman login -u me -p {p} quay.io", "curl -u admin:{p} https://jenkins.local/api/json",
+                "curl --user 'deploy:{p}' -X POST https://nexus.local/upload",
+                "wget --user=bot --password={p} https://files.local/a.tgz",
+                "psql \"postgresql://app:{p}@db:5432/app\" -c 'select 1'",
+                "redis-cli -h cache -a {p} ping", "ldapsearch -x -D cn=admin -w {p} -b dc=ex",
+                "keytool -importcert -keystore ks.jks -storepass {p} -file ca.pem",
+                "openssl pkcs12 -export -in c.pem -passout pass:{p} -out c.p12",
+                "zip -P {p} -r secrets.zip conf/", "7z a -p{p} backup.7z data/",
+                "smbclient //nas/share -U backup%{p} -c ls",
+                "az login --service-principal -u app -p {p} --tenant t",
+                "mongosh -u admin -p {p} --authenticationDatabase admin",
+                "helm registry login reg.io -u me --password {p}",
+                "./manage.py createsuperuser --password {p} --noinput",
+                "vault login -method=userpass username=ops password={p}",
+                "gh secret set DB_PASS --body x --token {p}"):
+        p = pw()
+        add("cli_password", "command", cmd.format(p=p), p)
+    for _ in range(4):
+        t = "npm_" + pick(AN, 36)
+        add("npmrc", "command", "npm config set //registry.npmjs.org/:_authToken=%s" % t, t)
+    for fmt in ("//npm.corp.example/:_authToken=%s", "//npm.corp.example/:_password=%s",
+                "_auth=%s\nalways-auth=true"):
+        t = base64.b64encode(rbytes(18)).decode()
+        add("npmrc", "config", fmt % t, t)
+    # connection strings
+    for fmt in ("DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={k};EndpointSuffix=core.windows.net",
+                "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={k}",
+                "BlobEndpoint=https://acme.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=b&sig={k}"):
+        for where in ("config", "error"):
+            k = base64.b64encode(rbytes(32)).decode()
+            text = fmt.format(k=k) if where == "config" else "Connection failed for '%s': timeout" % fmt.format(k=k)
+            add("connection_string", where, text, k)
+    for fmt in ("Server=db;Database=app;User Id=sa;Password={p};", "Data Source=x;Uid=app;Pwd={p};",
+                "mongodb+srv://svc:{p}@cluster0.ab1cd.mongodb.net/app",
+                "redis://:{p}@cache.internal:6379/0", "amqp://guest:{p}@rabbit:5672/",
+                "jdbc:postgresql://db/app?user=app&password={p}"):
+        p = pw()
+        add("connection_string", "config", fmt.format(p=p), p)
+    # labelled values: .env, YAML, headers, issuer-named keys
+    for name in ("DB_PASSWORD", "SECRET_KEY", "JWT_SECRET", "API_TOKEN", "SMTP_PASS",
+                 "REDIS_PASSWORD", "ENCRYPTION_KEY", "SIGNING_KEY"):
+        v = pick(AN, 28)
+        add("env_secret", "config", "%s=%s" % (name, v), v)
+    for name in ("TWITTER_CONSUMER_SECRET", "MAPBOX_ACCESS_TOKEN", "DATADOG_API_KEY",
+                 "SENTRY_AUTH_TOKEN", "cloudflare_api_key", "algolia.admin_key",
+                 "mailchimp_key", "okta_client_secret", "twilio_auth_token", "heroku_api_key"):
+        v = pick(AN, 30) + pick(string.digits, 2)
+        add("issuer_label", "config", "%s: %s" % (name, v) if "." in name or name.islower()
+            else "%s=%s" % (name, v), v)
+    for header in ("Authorization: Bearer %s", "Authorization: token %s", "X-Api-Key: %s",
+                   "PRIVATE-TOKEN: %s", "X-Auth-Token: %s", "Proxy-Authorization: Basic %s"):
+        v = pick(AN, 32) + "9"
+        if "Basic" in header:
+            v = base64.b64encode(("user:" + pick(AN, 12)).encode()).decode()
+        add("header", "command", "curl -H '%s' https://api.example.com/v2/items" % (header % v), v)
+    for fmt in ("the password is {p} for the staging db", "Password was reset to {p}, tell nobody",
+                "use passphrase {p}", "My passcode is {p}.", "the api key is {p}"):
+        p = pw()
+        add("prose_password", "prose", fmt.format(p=p), p)
+    for fmt in ("database:\n  user: app\n  password: \"{p}\"\n", "spring.datasource.password={p}",
+                "[client]\npassword = {p}\n", '{{"username": "bob", "password": "{p}"}}'):
+        p = pw()
+        add("config_password", "config", fmt.format(p=p), p)
+    for _ in range(3):
+        v = pick(AN, 40)
+        add("json_embedded", "json", json.dumps({"output": json.dumps({"access_token": v, "expires_in": 3600})}), v)
+    # written after the rules as a held-out check (17/20 redacted then; the 3 misses were fixed)
+    for where, fmt in (("command", "PGPASSWORD=%s psql -h db -U app"),
+                       ("command", "curl -H \"X-API-KEY: %s\" https://api.example.com"),
+                       ("config", "smtp:\n  host: mail\n  pass: %s\n"),
+                       ("json", '{"client_secret": "%s"}'), ("config", "[db]\nuser=app\npasswd=%s"),
+                       ("command", "export TF_VAR_db_password=%s"),
+                       ("config", "ftp://admin:%s@files.example.com/"),
+                       ("command", "htpasswd -b .htpasswd admin %s"), ("prose", "Your new API key: %s"),
+                       ("command", "mysql --user=root --password='%s' app"),
+                       ("error", "Set-Cookie: session=%s; HttpOnly"),
+                       ("command", "kubectl create secret generic x --from-literal=password=%s"),
+                       ("command", "docker run -e POSTGRES_PASSWORD=%s postgres"),
+                       ("config", "client = Client(api_key='%s')"),
+                       ("config", "jdbc:mysql://db:3306/app?user=root&password=%s"),
+                       ("error", "Authorization: Bearer %s"), ("prose", "the token for staging is %s"),
+                       ("command", "git clone https://x-access-token:%s@github.com/acme/app")):
+        v = pick(AN, 24) + R.choice("!#%") + pick(string.digits, 3)
+        add("held_out", where, fmt % v, v)
+    return P
+
+
+# --- look-alikes: must come out unchanged ----------------------------------------------------
+
+def negatives():
+    N = []
+
+    def add(family, text):
+        N.append({"family": family, "text": text})
+
+    u = lambda: str(uuid.UUID(int=R.getrandbits(128)))
+    for _ in range(12):
+        sha = pick(HEX, 40)
+        add("commit_sha", R.choice(["commit %s\nAuthor: Jane <jane@example.com>",
+                                    "HEAD is now at %s fix: token refresh",
+                                    "git cherry-pick %s", '{"sha": "%s", "message": "bump"}',
+                                    "Merge %s into main", "git revert --no-edit %s"]) % sha)
+    for _ in range(12):
+        add("short_sha", "%s fix: %s" % (pick(HEX, R.choice([7, 8, 9, 12])),
+                                         R.choice(["password reset flow", "token expiry", "api key rotation docs", "lint"])))
+    for _ in range(25):
+        add("uuid", R.choice(["request_id=%s", '{"id": "%s", "status": "ok"}', "SESSION_ID=%s",
+                              "uid: %s", "trace %s failed", "x-request-id: %s",
+                              "TOKEN_ID=%s", "session_token_id: %s"]) % u())
+    for _ in range(20):
+        maj, mi, pa = R.randrange(30), R.randrange(50), R.randrange(200)
+        add("version", R.choice(["Successfully installed requests-%d.%d.%d",
+                                 "npm install lodash@%d.%d.%d", "version: v%d.%d.%d-rc.1+build.5",
+                                 "go: downloading golang.org/x/crypto v0.%d.%d-20240101120000-" + pick(HEX, 12),
+                                 "FROM node:%d.%d.%d-alpine", "ruby %d.%d.%dp0"]).replace("%d.%d.%d", "%d.%d.%d" % (maj, mi, pa)).replace("v0.%d.%d", "v0.%d.%d" % (mi, pa)))
+    for _ in range(20):
+        add("npm_integrity", '"node_modules/%s": {"version": "1.%d.0", "integrity": "sha512-%s"}' % (
+            pick(string.ascii_lowercase, 6), R.randrange(9), base64.b64encode(rbytes(64)).decode()))
+    for _ in range(8):
+        add("yarn_lock", '%s@^2.0.0:\n  version "2.1.0"\n  resolved "https://registry.yarnpkg.com/x/-/x-2.1.0.tgz#%s"\n  integrity sha1-%s' % (
+            pick(string.ascii_lowercase, 5), pick(HEX, 40), base64.b64encode(rbytes(20)).decode()))
+    for _ in range(8):
+        add("poetry_lock", '{file = "pkg-1.0.tar.gz", hash = "sha256:%s"}' % pick(HEX, 64))
+    for _ in range(8):
+        add("go_sum", "github.com/acme/%s v1.%d.0 h1:%s" % (pick(string.ascii_lowercase, 6), R.randrange(9), base64.b64encode(rbytes(32)).decode()))
+    for _ in range(6):
+        add("cargo_lock", '[[package]]\nname = "serde"\nversion = "1.0.%d"\nchecksum = "%s"' % (R.randrange(200), pick(HEX, 64)))
+    for _ in range(6):
+        add("pip_hash", "requests==2.32.3 --hash=sha256:%s" % pick(HEX, 64))
+    for _ in range(20):
+        kind = R.choice(["png", "jpeg", "gif", "webp"])
+        add("base64_image", R.choice(['<img src="data:image/%s;base64,%s">', '{"image": "data:image/%s;base64,%s"}',
+                                      "background: url(data:image/%s;base64,%s);"]) % (kind, base64.b64encode(rbytes(R.randrange(60, 300))).decode()))
+    for _ in range(10):
+        add("base64_blob", base64.b64encode(rbytes(R.randrange(30, 120))).decode())
+    for _ in range(12):
+        add("digest", R.choice(["FROM python:3.12-slim@sha256:%s", "Digest: sha256:%s", "%s  dist/app.tar.gz",
+                                "sha256sum: %s"]) % pick(HEX, 64))
+    for _ in range(8):
+        add("md5", "md5: %s  file.bin" % pick(HEX, 32))
+    for _ in range(10):
+        add("container_id", R.choice(["docker rm -f %s", "CONTAINER ID %s", "container %s exited (1)"]) % pick(HEX, R.choice([12, 64])))
+    ids = [lambda: "i-0" + pick(HEX, 16), lambda: "ami-0" + pick(HEX, 16), lambda: "vpc-" + pick(HEX, 17),
+           lambda: "sg-0" + pick(HEX, 16), lambda: "cus_" + pick(AN, 14), lambda: "pi_" + pick(AN, 24),
+           lambda: "ch_" + pick(AN, 24), lambda: "aha_20261124T093000Z_" + pick(HEX, 6),
+           lambda: "C0" + pick(UP, 9), lambda: "MDQ6VXNlcj" + pick(AN, 6) + "=",
+           lambda: "arn:aws:iam::%s:role/deploy" % pick(string.digits, 12),
+           lambda: "projects/%s/locations/us/keyRings/kr" % pick(LO, 10),
+           lambda: pick(HEX, 32), lambda: "Qm" + pick(AN, 44), lambda: "evt_" + pick(AN, 24),
+           lambda: "run-" + pick(string.digits, 10), lambda: "PR #%d" % R.randrange(9999),
+           lambda: "job/%s" % pick(string.digits, 11), lambda: "ws_" + pick(LO, 12),
+           lambda: "price_" + pick(AN, 24)]
+    for i in range(40):
+        add("id", R.choice(["id=%s", "created %s", '{"ref": "%s"}', "see %s in the console"]) % ids[i % len(ids)]())
+    for text in ("docker run -p 8080:80 nginx", "ssh -p 2222 deploy@host", "psql -h db -p 5432 -U app",
+                 "mysql -u root -p", "mysql -h db -P 3306 -u app -p app_db",
+                 "echo \"$CR_PAT\" | docker login ghcr.io -u me --password-stdin",
+                 "gh auth login --with-token < token.txt", "./cli --token-file ~/.config/cli/token",
+                 "TOKEN=$(cat ~/.secrets/token)", "export API_KEY=<your-key-here>",
+                 "password: ${{ secrets.DB_PASSWORD }}", "curl -u \"$USER:$PASS\" https://x.local",
+                 "redis-cli -a \"$REDIS_PASSWORD\" ping", "--password PASSWORD   the database password",
+                 "psql --no-password -d app", "mysql --password -u app", "git push --force-with-lease origin feature",
+                 "pip install --index-url https://pypi.org/simple pkg", "ssh-keygen -t ed25519 -N '' -f key",
+                 "kubectl create secret generic db --from-literal=password=$DB_PASS",
+                 "export PGPASSWORD=\"$(vault kv get -field=pw secret/db)\"",
+                 "az login --identity", "docker login -u me registry.local", "npm login --scope=@acme",
+                 "zip -r out.zip dir/", "7z x archive.7z -o/tmp/x", "sshpass -f ~/.pw ssh host",
+                 "keytool -list -keystore ks.jks", "openssl rand -hex 16", "ldapsearch -x -b dc=example,dc=com",
+                 "max_tokens=4096 temperature=0.2", "password_min_length: 12", "token_count: 512",
+                 "the password is required", "Your token was rejected; run `gh auth refresh`.",
+                 "Rotate the API key every 90 days.", "Set the secret in the CI settings page.",
+                 "the token is invalid or expired", "passcode length is 6 digits",
+                 "Authorization: Bearer <token>", "X-Api-Key: ${API_KEY}", "sk-learn is not a package name",
+                 "Use the xoxb bot token from the app page.", "key-value store", "ghp_ tokens start with ghp_",
+                 "AKIA prefix marks long-term keys", "The JWT starts with eyJ",
+                 "curl -fsSL https://example.com/install.sh -o install.sh",
+                 "npm WARN deprecated request@2.88.2", "tests/test_auth.py::test_password_reset PASSED",
+                 "def login(username: str, password: str) -> Token:",
+                 "conn = connect(host=h, user=u, password=password)",
+                 "env:\n  GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+                 "Server=db;Database=app;Integrated Security=true;",
+                 "mongodb://localhost:27017/app", "redis://cache:6379/0",
+                 "https://user@example.com/path", "git@github.com:acme/app.git",
+                 "AccountName=acme;EndpointSuffix=core.windows.net",
+                 "forms such as `-pSECRET` for mysql/mariadb/7z, `sshpass -p`,",
+                 "`docker login -p`, `curl -u user:pass`, `redis-cli -a`, `ldapsearch -w`,",
+                 "`openssl -passin pass:`), npm `_authToken`/`_auth`/`_password`",
+                 "pip install requests==2.31.0", "the password field is required",
+                 "token budget: 4096", "ssh -i ~/.ssh/id_ed25519 -p 22 git@host",
+                 "export PATH=$HOME/bin:$PATH", "curl -u \"$GH_USER:$GH_TOKEN\" https://api.github.com",
+                 "bypass: enabled", "tests pass: 12 of 12", "htpasswd -c .htpasswd admin"):
+        add("credential_words", text)
+    for _ in range(10):
+        add("timestamp", "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ INFO done in %dms" % (
+            R.randrange(2000, 2030), R.randrange(1, 13), R.randrange(1, 29), R.randrange(24),
+            R.randrange(60), R.randrange(60), R.randrange(1000), R.randrange(5000)))
+    for _ in range(10):
+        add("hash_words", "%s %s" % (hashlib.sha1(rbytes(8)).hexdigest(), R.choice(["tree", "blob", "parent"])))
+    return N
+
+
 if __name__ == "__main__":
-    data = {"positives": positives(), "negatives": negatives()}
+    data = {"positives": classic_positives() + positives(),
+            "negatives": classic_negatives() + negatives()}
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus.json")
     with open(out, "w") as fh:
         json.dump(data, fh, indent=1)
         fh.write("\n")
-    print("wrote %d positives, %d negatives" % (len(data["positives"]), len(data["negatives"])))
+    fams = {p["family"] for p in data["positives"]}
+    print("wrote %d positives in %d formats, %d negatives" % (len(data["positives"]), len(fams), len(data["negatives"])))
