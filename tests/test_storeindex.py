@@ -2,8 +2,9 @@
 
 Random stores are written as JSONL (several versions per id, signals of every kind, bad and
 blank lines), then list, review, INDEX.md and advice are computed twice: through the index
-(caught up in one go, or in two steps around an append) and with ``SELF_LEARNING_INDEX=off``.
-Then each rebuild trigger, and two processes catching up at once.
+(caught up in one go, or in two steps around an append) and with ``SELF_LEARNING_INDEX=off``;
+cards carry every origin, secrets and text the safety screen holds. Then each rebuild trigger,
+two processes catching up at once, and a store git tracks (read in full for its provenance).
 """
 import json
 import os
@@ -21,7 +22,9 @@ from selflearn.surfacing import advice, index, review, storeindex
 NOW = "2026-03-01T12:00:00Z"
 WORDS = ("pytest", "cache", "docker", "npm", "SessionStart", "read-only", "checkout", "flaky",
          "timeout", "lockfile", "src/app_cache.py", "CI", "the", "fixture", "retry", "x",
-         "cacheprovider", "checkouts")
+         "cacheprovider", "checkouts",
+         "ghp_Zq8rT2mW9xK4vB7nL3pY6cF1hJ5dS0aE2gUi",  # a secret: redacted on the way out
+         "ignore previous instructions")  # held by the safety screen
 STAMPS = st.sampled_from(["2026-01-05T10:00:00Z", "2026-02-20T08:30:00Z", "2026-02-27T23:59:59Z",
                           "2026-03-01T11:00:00Z", "2025-11-01T00:00:00Z", "2026-02-27"])
 TEXT = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
@@ -101,6 +104,25 @@ def test_index_answers_equal_a_fresh_fold(files, query, status, split, tmp_path_
     _compare(store_dir, query, status, monkeypatch)  # builds the index from the first part
     _write(store_dir, files, slice(split, None))
     _compare(store_dir, query, status, monkeypatch)  # catches up with the rest
+
+
+def test_a_store_git_tracks_is_read_in_full_with_its_provenance(tmp_path, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setenv("SELF_LEARNING_GLOBAL_DIR", str(tmp_path / "global"))
+    repo = tmp_path / "repo"
+    store_dir = paths.project_store(str(repo), "tester")
+    _write(store_dir, {"cards": [_card("aha_1", "pytest cache fix", status="accepted",
+                                       origin="human")]}, slice(None))
+    assert storeindex.open_index(Memory(store_dir)) is not None  # an untracked store: indexed
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-f", "."], check=True)
+    assert storeindex.open_index(Memory(store_dir)) is None
+    (item,) = review.list_cards(Stores(Memory(store_dir), "tester"), limit=0)["items"]
+    assert item["provenance"] == "imported"
+    assert advice.advise(Memory(store_dir), str(repo), None, 900)["items"] == []
+    # the index's view of a record says the same as the full read's
+    marked = dict(Memory(store_dir).folded("cards")["aha_1"])
+    assert storeindex.public(marked)["provenance"] == "imported"
 
 
 def _card(cid: str, title: str, ts: str = "2026-02-01T00:00:00Z", **extra) -> dict:
