@@ -43,7 +43,10 @@ def loose_modes(root: str) -> List[dict]:
     for here, dirs, files in os.walk(root):
         for name, want in [(here, fs.PRIVATE_DIR)] + [(os.path.join(here, f), fs.PRIVATE_FILE)
                                                        for f in files]:
-            st = os.lstat(name)
+            try:
+                st = os.lstat(name)
+            except FileNotFoundError:  # gone meanwhile (the index's -wal/-shm when it closes)
+                continue
             if not os.path.islink(name) and st.st_mode & 0o077:
                 out.append({"path": os.path.relpath(name, root), "mode": f"{st.st_mode & 0o777:04o}",
                             "want": f"{want:04o}"})
@@ -98,7 +101,10 @@ def apply(memory: Memory, found: dict) -> dict:
             versions.append(version)
         memory.append(name, versions)
     for item in found.get("loose_modes", []):
-        os.chmod(os.path.join(memory.root, item["path"]), int(item["want"], 8))
+        try:
+            os.chmod(os.path.join(memory.root, item["path"]), int(item["want"], 8))
+        except FileNotFoundError:  # gone since the plan (the index's -wal/-shm)
+            pass
     return {"quarantined": moved, "newer_lines": found["newer_lines"], "fixed": found["fixes"],
             "loose_modes": found.get("loose_modes", [])}
 
