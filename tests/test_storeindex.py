@@ -72,7 +72,16 @@ def _write(store_dir, files: dict, part: slice) -> None:
 
 
 def _answers(store_dir: str, query, status) -> dict:
-    """Everything the index serves, computed on fresh objects."""
+    """Everything the index serves, computed on fresh objects (the safety screen's verdicts
+    forgotten first, so both reads judge the same lessons)."""
+    verdicts_path = os.path.join(store_dir, "screened.json")
+    if os.path.exists(verdicts_path):
+        os.unlink(verdicts_path)
+    warmed = index.warm(Memory(store_dir))
+    judged = None
+    if os.path.exists(verdicts_path):  # written when something was judged
+        with open(verdicts_path, encoding="utf-8") as fh:
+            judged = json.load(fh)
     stores = Stores(Memory(store_dir), "tester")
     statuses = [status] if status else []
     listing = review.list_cards(stores, query=query, statuses=statuses, limit=3)
@@ -82,7 +91,7 @@ def _answers(store_dir: str, query, status) -> dict:
     memory = Memory(store_dir)
     hints = advice.advise(memory, store_dir, query, 900)
     return {"list": listing, "all": everything, "review": dash, "index": text,
-            "advice": hints, "warnings": stores.warnings}
+            "advice": hints, "warnings": stores.warnings, "warmed": (warmed, judged)}
 
 
 def _compare(store_dir, query, status, monkeypatch):
@@ -99,6 +108,8 @@ def _compare(store_dir, query, status, monkeypatch):
 def test_index_answers_equal_a_fresh_fold(files, query, status, split, tmp_path_factory,
                                           monkeypatch):
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(index, "WARM", 1)  # so the lessons screened first must be the same
+    monkeypatch.setattr(review, "SCREEN_MAX", 1)
     store_dir = str(tmp_path_factory.mktemp("store"))
     _write(store_dir, files, slice(0, split))
     _compare(store_dir, query, status, monkeypatch)  # builds the index from the first part

@@ -125,8 +125,11 @@ def warm(memory: Memory, limit: int = 0) -> int:
     may say first) and remember the verdicts in ``<store>/screened.json``; returns how many
     were screened."""
     judged = verdicts.Verdicts(memory.root)
-    done = 0
     order = {"accepted": 0, "proposed": 1, "candidate": 2}  # what advice may say, first
+    ix = storeindex.of(memory)
+    if ix is not None:
+        return _warm_indexed(ix, judged, order, limit or WARM)
+    done = 0
     cards = sorted(memory.folded("cards").values(),
                    key=lambda c: (order.get(c.get("status", "proposed"), 3), c["id"]))
     for card in cards:
@@ -135,6 +138,24 @@ def warm(memory: Memory, limit: int = 0) -> int:
         judged.blocked(card)
         done += 1
         if done >= (limit or WARM):
+            break
+    judged.save()
+    return done
+
+
+def _warm_indexed(ix, judged, order: dict, limit: int) -> int:
+    """``warm`` from the derived index: digests come precomputed, and only the cards to
+    screen are read."""
+    ix.check(["cards"])
+    todo = sorted((order.get(status, 3), cid, key) for cid, status, key, ok in ix.screening()
+                  if not ok and key not in judged.seen)
+    done = 0
+    for _, cid, key in todo:
+        if key in judged.seen:  # the same content, judged a moment ago
+            continue
+        judged.blocked(ix.record("cards", cid))
+        done += 1
+        if done >= limit:
             break
     judged.save()
     return done

@@ -187,6 +187,9 @@ def flagged(stores: Stores) -> Tuple[List[dict], int]:
     write judges more, and advice screens whatever it is about to say)."""
     out = []
     judged = verdicts.Verdicts(stores.project.root)
+    ix = storeindex.of_stores(stores)
+    if ix is not None:
+        return _flagged_indexed(ix, judged)
     fresh = 0
     for card in stores.folded("cards").values():
         if card.get("status", "proposed") in model.HIDDEN_STATUSES:
@@ -195,6 +198,30 @@ def flagged(stores: Stores) -> Tuple[List[dict], int]:
             fresh += 1
             if fresh > SCREEN_MAX:
                 continue
+        reasons = judged.blocked(card)
+        if reasons:
+            out.append({"id": card["id"], "title": card.get("title", ""),
+                        "status": card.get("status", "proposed"),
+                        "origin": card.get("origin", "agent"), "reasons": reasons})
+    judged.save()
+    return sorted(out, key=lambda c: c["id"]), max(0, fresh - SCREEN_MAX)
+
+
+def _flagged_indexed(ix, judged) -> Tuple[List[dict], int]:
+    """``flagged`` from the derived index: verdicts looked up by the precomputed digests;
+    only cards held back or not judged yet are read."""
+    ix.check(["cards"])
+    out, fresh = [], 0
+    for cid, _, key, ok in ix.screening():
+        if ok:
+            continue  # a person accepted this content: never held
+        if key not in judged.seen:
+            fresh += 1
+            if fresh > SCREEN_MAX:
+                continue
+        elif not judged.seen[key]:
+            continue
+        card = ix.record("cards", cid)
         reasons = judged.blocked(card)
         if reasons:
             out.append({"id": card["id"], "title": card.get("title", ""),

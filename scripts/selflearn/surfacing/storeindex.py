@@ -16,7 +16,7 @@ except ImportError:  # pragma: no cover - some minimal Python builds leave it ou
     sqlite3 = None
 
 from ..learning import lifecycle
-from ..storage import fastjson, model, paths, store, text
+from ..storage import content, fastjson, model, paths, store, text
 from ..storage import posixfs as fs
 from ..storage.record import dedup_key
 from . import score, search
@@ -37,7 +37,7 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
-                   least INTEGER);
+                   least INTEGER, sdigest TEXT, sok INTEGER);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -379,6 +379,11 @@ class Index:
         sql = f"SELECT data FROM {_wide(kind)}" + (f" WHERE {where}" if where else "") + \
             f" ORDER BY {order} LIMIT ?"
         return [self._folded(r[0]) for r in self.db.execute(sql, (*params, limit))]
+
+    def screening(self) -> List[Tuple[str, Optional[str], str, int]]:
+        """Every listed card in fold order: id, status, content digest, and whether a person
+        accepted that content (what the safety screen's verdicts are looked up by)."""
+        return self.rows("SELECT id, status, sdigest, sok FROM cards WHERE listed = 1 ORDER BY rid")
 
     def scalar(self, sql: str, params=()):
         return self.db.execute(sql, params).fetchone()[0]
@@ -775,7 +780,8 @@ class _Apply:
                 "first": str(card.get("_first_ts") or card.get("ts") or ""),
                 "last_seen": str(card.get("last_seen") or ""),
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
-                "least": item_floor(card)}
+                "least": item_floor(card),
+                "sdigest": content.digest(card), "sok": int(content.accepted(card))}
 
     def _upsert(self, table: str, rid: str, columns: dict) -> int:
         """Update or insert the row of id ``rid``; its rowid."""
