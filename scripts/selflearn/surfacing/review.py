@@ -198,13 +198,17 @@ def flagged(stores: Stores) -> Tuple[List[dict], int]:
             fresh += 1
             if fresh > SCREEN_MAX:
                 continue
-        reasons = judged.blocked(card)
-        if reasons:
-            out.append({"id": card["id"], "title": card.get("title", ""),
-                        "status": card.get("status", "proposed"),
-                        "origin": card.get("origin", "agent"), "reasons": reasons})
+        _hold(out, card, judged.blocked(card))
     judged.save()
     return sorted(out, key=lambda c: c["id"]), max(0, fresh - SCREEN_MAX)
+
+
+def _hold(out: List[dict], card: dict, reasons: List[str]) -> None:
+    """One held-lesson row for ``flagged``, when the screen gave reasons."""
+    if reasons:
+        out.append({"id": card["id"], "title": card.get("title", ""),
+                    "status": card.get("status", "proposed"),
+                    "origin": card.get("origin", "agent"), "reasons": reasons})
 
 
 def _flagged_indexed(ix, judged) -> Tuple[List[dict], int]:
@@ -222,11 +226,7 @@ def _flagged_indexed(ix, judged) -> Tuple[List[dict], int]:
         elif not judged.seen[key]:
             continue
         card = ix.record("cards", cid)
-        reasons = judged.blocked(card)
-        if reasons:
-            out.append({"id": card["id"], "title": card.get("title", ""),
-                        "status": card.get("status", "proposed"),
-                        "origin": card.get("origin", "agent"), "reasons": reasons})
+        _hold(out, card, judged.blocked(card))
     judged.save()
     return sorted(out, key=lambda c: c["id"]), max(0, fresh - SCREEN_MAX)
 
