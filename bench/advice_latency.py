@@ -18,12 +18,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hook_latency import PAYLOAD, SCRIPT, timed  # noqa: E402
 from store_scale import build_store, reuse_or_build, run_child  # noqa: E402
 
-SESSION = "5a3b1f2e-0c4d-4e6f-8a9b-1c2d3e4f5a6b"
 EVENTS = {
     "SessionStart (startup)": {"hook_event_name": "SessionStart", "source": "startup"},
     "UserPromptSubmit": {"hook_event_name": "UserPromptSubmit",
@@ -33,7 +33,9 @@ EVENTS = {
 
 
 def payload(fields: dict) -> bytes:
-    return json.dumps({"session_id": SESSION, "cwd": "/tmp/project",
+    """One hook payload; every call is a session of its own, since the hook drops a second
+    firing of the same event within ``TWIN_WINDOW`` seconds (it would print nothing)."""
+    return json.dumps({"session_id": str(uuid.uuid4()), "cwd": "/tmp/project",
                        "transcript_path": "/tmp/t.jsonl", **fields}).encode()
 
 

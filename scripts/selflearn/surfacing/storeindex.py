@@ -19,9 +19,9 @@ from ..learning import lifecycle
 from ..storage import content, fastjson, model, paths, store, text
 from ..storage import posixfs as fs
 from ..storage.record import dedup_key
-from . import score, search
+from . import score, search, topk
 
-SCHEMA = 3   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 4   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 FILE = "index.sqlite3"
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
 CHUNK = 2 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
@@ -37,7 +37,7 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
-                   least INTEGER, sdigest TEXT, sok INTEGER);
+                   least INTEGER, sdigest TEXT, sok INTEGER, rankkey REAL);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -49,6 +49,7 @@ CREATE INDEX cards_dkey ON cards(dkey);
 CREATE INDEX cards_pool ON cards(pool, doclen);
 CREATE INDEX cards_status ON cards(status, ready, doclen);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid);
+CREATE INDEX cards_rankkey ON cards(rankkey) WHERE rankkey IS NOT NULL;
 CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
 CREATE INDEX cards_listed ON cards(listed, doclen);
 CREATE TABLE recs(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, dkey TEXT);
@@ -56,6 +57,7 @@ CREATE INDEX recs_dkey ON recs(dkey);
 CREATE TABLE tally(target TEXT, what TEXT, n INTEGER, PRIMARY KEY(target, what)) WITHOUT ROWID;
 CREATE TABLE evidence(id TEXT PRIMARY KEY, used INTEGER, helped INTEGER, violated INTEGER,
                       last TEXT, last_violation TEXT) WITHOUT ROWID;
+CREATE INDEX evidence_violated ON evidence(violated);
 CREATE TABLE touched(id TEXT PRIMARY KEY, ts TEXT) WITHOUT ROWID;
 CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOUT ROWID;
 CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
@@ -519,8 +521,10 @@ class _Apply:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
         for name in NAMES:
             self._file(name, rebuild)
+        moved = self.changed | self.dirty_cards  # new versions, new evidence
         self._derive()
         self._rescore()
+        self._rank_keys(moved)
         self._trim_recent()
 
     # --- one file ------------------------------------------------------------------------------
@@ -782,6 +786,25 @@ class _Apply:
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
                 "least": item_floor(card),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card))}
+
+    def _rank_keys(self, ids: set) -> None:
+        """advice's rank key (``topk.rank_key``, NULL outside its pool) of every card whose
+        version or evidence changed: its time-independent upper bound of the priority."""
+        for chunk in _chunks(list(ids)):
+            rows = self.db.execute(
+                "SELECT c.rid, c.raw_status, c.pool, c.base, c.first, c.last_seen, e.used, "
+                "e.helped, e.violated, e.last FROM cards c LEFT JOIN evidence e ON e.id = c.id "
+                f"WHERE c.id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+            keys = []
+            for rid, status, pool, base, first, seen, used, helped, violated, last in rows:
+                ev = None
+                if used is not None:
+                    ev = lifecycle.Evidence()
+                    ev.used, ev.helped, ev.violated, ev.last = used, helped, violated, last
+                key = topk.rank_key(status, base, ev, max(seen, first, last or "")) \
+                    if pool else None
+                keys.append((key, rid))
+            self.db.executemany("UPDATE cards SET rankkey=? WHERE rid=?", keys)
 
     def _upsert(self, table: str, rid: str, columns: dict) -> int:
         """Update or insert the row of id ``rid``; its rowid."""
