@@ -71,7 +71,7 @@ def _write(store_dir, files: dict, part: slice) -> None:
                 fh.write((row if isinstance(row, bytes) else json.dumps(row).encode()) + b"\n")
 
 
-def _answers(store_dir: str, query, status) -> dict:
+def _answers(store_dir: str, query, status, budget: int = 900, exclude=()) -> dict:
     """Everything the index serves, computed on fresh objects (the safety screen's verdicts
     forgotten first, so both reads judge the same lessons)."""
     verdicts_path = os.path.join(store_dir, "screened.json")
@@ -89,32 +89,38 @@ def _answers(store_dir: str, query, status) -> dict:
     dash = review.review(Stores(Memory(store_dir), "tester"), query=query, limit=2)
     text = index.render(Stores(Memory(store_dir), "tester"))
     memory = Memory(store_dir)
-    hints = advice.advise(memory, store_dir, query, 900)
+    hints = advice.advise(memory, store_dir, query, budget, exclude)
     return {"list": listing, "all": everything, "review": dash, "index": text,
             "advice": hints, "warnings": stores.warnings, "warmed": (warmed, judged)}
 
 
-def _compare(store_dir, query, status, monkeypatch):
+def _compare(store_dir, query, status, monkeypatch, budget: int = 900, exclude=()):
     monkeypatch.setenv("SELF_LEARNING_INDEX", "off")
-    expected = _answers(store_dir, query, status)
+    expected = _answers(store_dir, query, status, budget, exclude)
     monkeypatch.delenv("SELF_LEARNING_INDEX")
-    got = _answers(store_dir, query, status)
+    got = _answers(store_dir, query, status, budget, exclude)
     assert got == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(files=STORES, query=QUERIES, status=st.sampled_from([None, "accepted", "retired"]),
-       split=st.integers(0, 14))
-def test_index_answers_equal_a_fresh_fold(files, query, status, split, tmp_path_factory,
-                                          monkeypatch):
+       split=st.integers(0, 14), look=st.sampled_from([1, 2, 3, 100]),
+       budget=st.sampled_from([60, 140, 260, 900]),
+       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(8)]), max_size=2))
+def test_index_answers_equal_a_fresh_fold(files, query, status, split, look, budget, exclude,
+                                          tmp_path_factory, monkeypatch):
+    """``look`` makes advice stop early (the index walk reads only what can beat the lessons
+    it weighed); small budgets leave room for a short, lower-ranked item only."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(index, "WARM", 1)  # so the lessons screened first must be the same
     monkeypatch.setattr(review, "SCREEN_MAX", 1)
+    monkeypatch.setattr(advice, "LOOK_DOWN", look)
     store_dir = str(tmp_path_factory.mktemp("store"))
     _write(store_dir, files, slice(0, split))
-    _compare(store_dir, query, status, monkeypatch)  # builds the index from the first part
+    # builds the index from the first part
+    _compare(store_dir, query, status, monkeypatch, budget, exclude)
     _write(store_dir, files, slice(split, None))
-    _compare(store_dir, query, status, monkeypatch)  # catches up with the rest
+    _compare(store_dir, query, status, monkeypatch, budget, exclude)  # catches up with the rest
 
 
 def test_a_store_git_tracks_is_read_in_full_with_its_provenance(tmp_path, monkeypatch):
@@ -249,3 +255,44 @@ def test_two_processes_catching_up_at_once_build_the_same_index(tmp_path):
     assert outs == ["300 3000\n"] * 3
     ix = storeindex.open_index(Memory(store_dir))
     assert ix.rows("SELECT target, n FROM tally WHERE target='aha_7'") == [("aha_7", 10)]
+
+
+RECENT = st.sampled_from(["2026-02-27T10:00:00Z", "2026-02-20T08:30:00Z", "2026-03-01T11:00:00Z",
+                          "2026-02-27T10:00:00Z", "2026-01-20T00:00:00Z", "2025-11-01T00:00:00Z",
+                          "2026-02-27"])
+TITLE = st.lists(st.sampled_from(WORDS[:-2]), min_size=1, max_size=4).map(" ".join)
+LESSON = st.fixed_dictionaries({
+    "id": st.sampled_from([f"aha_{i}" for i in range(12)]), "ts": RECENT, "v": st.just(1),
+    "title": TITLE, "status": st.sampled_from(["accepted", "accepted", "proposed", "candidate",
+                                               "dormant"]),
+    "origin": st.sampled_from(["agent", "agent", "human", "mined"]),
+}, optional={"solution_steps": st.lists(TEXT, max_size=2), "problem": TITLE,
+             "confidence": st.sampled_from([0.2, 0.5, 0.8, 1.0, 1.0])})
+EVIDENCE = st.fixed_dictionaries({
+    "id": st.just("sig"), "ts": RECENT, "v": st.just(1),
+    "kind": st.sampled_from(["aha_used", "aha_helped", "aha_violated", "aha_observed"]),
+    "aha_id": st.sampled_from([f"aha_{i}" for i in range(12)])})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cards=st.lists(LESSON, min_size=6, max_size=16), signals=st.lists(EVIDENCE, max_size=20),
+       query=QUERIES, look=st.sampled_from([1, 2, 4, 100]),
+       budget=st.sampled_from([60, 150, 260, 600, 2000]), split=st.integers(0, 16),
+       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(12)]), max_size=3))
+def test_advice_from_the_index_walk_equals_the_full_sort(cards, signals, query, look, budget,
+                                                         split, exclude, tmp_path_factory,
+                                                         monkeypatch):
+    """Stores where most lessons clear the floors: ties (same stamps), escalated, excluded,
+    held-back (the safety screen) and stale items, a look-down that stops the walk early, and
+    budgets that leave room only for a short lower-ranked item."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(advice, "LOOK_DOWN", look)
+    store_dir = str(tmp_path_factory.mktemp("store"))
+    files = {"cards": cards, "signals": signals}
+    for part in (slice(0, split), slice(split, None)):
+        _write(store_dir, files, part)
+        answers = []
+        for switch in ("off", "on"):
+            monkeypatch.setenv("SELF_LEARNING_INDEX", switch)
+            answers.append(advice.advise(Memory(store_dir), store_dir, query, budget, exclude))
+        assert answers[0] == answers[1]
