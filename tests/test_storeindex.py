@@ -296,3 +296,24 @@ def test_advice_from_the_index_walk_equals_the_full_sort(cards, signals, query, 
             monkeypatch.setenv("SELF_LEARNING_INDEX", switch)
             answers.append(advice.advise(Memory(store_dir), store_dir, query, budget, exclude))
         assert answers[0] == answers[1]
+
+
+def test_new_evidence_alone_moves_a_cards_rank_key(tmp_path, monkeypatch):
+    """Signals appended without a new card version: the key must follow, else the walk would
+    hand on the other lesson first."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    store_dir = str(tmp_path / "store")
+    cards = [_card("aha_a", "Lesson a", "2026-02-28T00:00:00Z", status="accepted",
+                   confidence=0.9),
+             _card("aha_b", "Lesson b", "2026-01-10T00:00:00Z", status="accepted",
+                   confidence=0.9)]
+    _write(store_dir, {"cards": cards}, slice(None))
+    assert [i["id"] for i in advice.advise(Memory(store_dir), store_dir)["items"]] == \
+        ["aha_a", "aha_b"]
+    used = [{"id": f"sig_{n}", "ts": "2026-03-01T11:00:00Z", "v": 1, "kind": "aha_helped",
+             "aha_id": "aha_b"} for n in range(3)]
+    _write(store_dir, {"signals": used}, slice(None))
+    for switch in ("off", "on"):
+        monkeypatch.setenv("SELF_LEARNING_INDEX", switch)
+        assert [i["id"] for i in advice.advise(Memory(store_dir), store_dir)["items"]] == \
+            ["aha_b", "aha_a"]

@@ -521,10 +521,10 @@ class _Apply:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
         for name in NAMES:
             self._file(name, rebuild)
-        moved = self.changed | self.dirty_cards  # new versions, new evidence
-        self._derive()
+        evidence_only = self.dirty_cards - self.changed  # new evidence, same version
+        self._derive()  # also the rank keys of new versions
         self._rescore()
-        self._rank_keys(moved)
+        self._rank_keys(evidence_only)
         self._trim_recent()
 
     # --- one file ------------------------------------------------------------------------------
@@ -744,13 +744,14 @@ class _Apply:
                         df[(name, term)] = df.get((name, term), 0) - 1
         ids = list(self.changed)
         for chunk in _chunks(ids):
-            counts = self.ix.tallies(chunk)
+            counts, evidence = self.ix.tallies(chunk), self.ix.evidence(chunk)
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT c.id, c.rid, w.data FROM cards c JOIN cardwide w ON "
                                    f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
             narrow, wide, names = [], [], None
             for cid, row, data in rows:
                 columns = self._card_columns(fastjson.loads(data), counts.get(cid, {}))
+                columns["rankkey"] = _rank_key(columns, evidence.get(cid))
                 doc, tdoc, terms = columns.pop("doc"), columns.pop("tdoc"), columns.pop("_doc")
                 names = names or list(columns)
                 narrow.append((*columns.values(), row))
@@ -788,23 +789,17 @@ class _Apply:
                 "sdigest": content.digest(card), "sok": int(content.accepted(card))}
 
     def _rank_keys(self, ids: set) -> None:
-        """advice's rank key (``topk.rank_key``, NULL outside its pool) of every card whose
-        version or evidence changed: its time-independent upper bound of the priority."""
+        """The rank key (``_rank_key``) of cards whose evidence changed without a new version
+        (a new version gets its key in ``_derive``)."""
         for chunk in _chunks(list(ids)):
+            evidence = self.ix.evidence(chunk)
             rows = self.db.execute(
-                "SELECT c.rid, c.raw_status, c.pool, c.base, c.first, c.last_seen, e.used, "
-                "e.helped, e.violated, e.last FROM cards c LEFT JOIN evidence e ON e.id = c.id "
-                f"WHERE c.id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
-            keys = []
-            for rid, status, pool, base, first, seen, used, helped, violated, last in rows:
-                ev = None
-                if used is not None:
-                    ev = lifecycle.Evidence()
-                    ev.used, ev.helped, ev.violated, ev.last = used, helped, violated, last
-                key = topk.rank_key(status, base, ev, max(seen, first, last or "")) \
-                    if pool else None
-                keys.append((key, rid))
-            self.db.executemany("UPDATE cards SET rankkey=? WHERE rid=?", keys)
+                "SELECT id, rid, raw_status, pool, base, first, last_seen FROM cards "
+                f"WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+            self.db.executemany("UPDATE cards SET rankkey=? WHERE rid=?", [
+                (_rank_key({"raw_status": status, "pool": pool, "base": base, "first": first,
+                            "last_seen": seen}, evidence.get(cid)), rid)
+                for cid, rid, status, pool, base, first, seen in rows])
 
     def _upsert(self, table: str, rid: str, columns: dict) -> int:
         """Update or insert the row of id ``rid``; its rowid."""
@@ -831,6 +826,14 @@ class _Apply:
                 self.db.execute("UPDATE cards SET score=?, ready=? WHERE id=?",
                                 (score.score(view, mine)[0], int(score.backport_ready(view, mine)),
                                  rid))
+
+
+def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]) -> Optional[float]:
+    """advice's rank key (``topk.rank_key``) from a card's columns; NULL outside its pool."""
+    if not columns["pool"]:
+        return None
+    last = max(columns["last_seen"], columns["first"], ev.last if ev is not None else "")
+    return topk.rank_key(columns["raw_status"], columns["base"], ev, last)
 
 
 def item_floor(card: dict) -> int:
