@@ -391,3 +391,24 @@ def test_verdicts_outlive_a_rebuild_and_mark_the_cards_again(tmp_path, monkeypat
         assert dict(db.execute("SELECT id, verdict FROM cards")) == {"aha_1": 1, "aha_2": 0}
     held, unscreened = review.flagged(Stores(Memory(store_dir), "tester"))
     assert ([c["id"] for c in held], unscreened) == (["aha_1"], 0)
+
+
+def test_the_index_keeps_the_most_violations_any_card_has(tmp_path, monkeypatch):
+    """advice's bound allows for recency's rounding in proportion to the most escalated card."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    store_dir = str(tmp_path / "store")
+
+    def violations(cid: str, n: int) -> list:
+        return [{"id": f"sig_{cid}_{i}", "ts": NOW, "v": 1, "kind": "aha_violated",
+                 "aha_id": cid} for i in range(n)]
+
+    def most() -> int:
+        ix = storeindex.of(Memory(store_dir))
+        return ix.scalar("SELECT n FROM maxima WHERE name = 'violated'")
+    _write(store_dir, {"cards": [_card("aha_a", "a")], "signals": violations("aha_a", 2)},
+           slice(None))
+    assert most() == 2  # built from scratch
+    _write(store_dir, {"signals": violations("aha_b", 3) + violations("aha_a", 2)}, slice(None))
+    assert most() == 4  # caught up: aha_a now has 4
+    os.unlink(os.path.join(store_dir, storeindex.FILE))
+    assert most() == 4  # rebuilt

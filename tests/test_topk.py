@@ -101,3 +101,15 @@ def test_replay_reads_the_source_once_and_replays_it():
     replay = topk.Replay(source)
     assert next(iter(replay)) == 1 and source.read == 1
     assert list(replay) == [1, 2, 3] and list(replay) == [1, 2, 3] and source.read == 3
+
+
+@settings(max_examples=500, deadline=None)
+@given(stamp=st.one_of(
+    st.datetimes().map(lambda d: d.isoformat(timespec="seconds") + "Z"),
+    st.datetimes().map(lambda d: d.isoformat()),
+    st.text(alphabet="0123456789-T:Z .", max_size=22),
+    st.sampled_from(["2026-02-27", "2026-02-30T10:00:00Z", "2026-02-27T24:00:00Z",
+                     "2026-02-27T10:00:60Z", " 2026-02-27T10:00:00Z", "1970-01-01T00:00:05Z",
+                     "0000-01-01T00:00:00Z", "2026-02-27 10:00:00", "２０２６-02-27T10:00:00Z"])))
+def test_epoch_reads_a_stamp_as_parse_ts_does(stamp):
+    assert topk.epoch(stamp) == model.parse_ts(stamp)

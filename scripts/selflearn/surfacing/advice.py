@@ -210,7 +210,8 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
         sql, params = (f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
                        "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' "
                        "ORDER BY c.rankkey DESC"), []
-    slack = topk.slack_for(ix.scalar("SELECT coalesce(max(violated), 0) FROM evidence"))
+    slack = topk.slack_for(ix.scalar("SELECT coalesce(max(n), 0) FROM maxima "
+                                     "WHERE name = 'violated'"))
     rank_of = _indexed_rank(ix, terms, now)
     return topk.Replay(topk.walk(ix.each(sql, params), lambda row: row[7], rank_of,
                                  lambda key: topk.bound(key, now, slack)))

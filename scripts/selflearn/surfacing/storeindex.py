@@ -69,7 +69,7 @@ CREATE INDEX recs_dkey ON recs(dkey);
 CREATE TABLE tally(target TEXT, what TEXT, n INTEGER, PRIMARY KEY(target, what)) WITHOUT ROWID;
 CREATE TABLE evidence(id TEXT PRIMARY KEY, used INTEGER, helped INTEGER, violated INTEGER,
                       last TEXT, last_violation TEXT) WITHOUT ROWID;
-CREATE INDEX evidence_violated ON evidence(violated);
+CREATE TABLE maxima(name TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE touched(id TEXT PRIMARY KEY, ts TEXT) WITHOUT ROWID;
 CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOUT ROWID;
 CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
@@ -78,7 +78,7 @@ CREATE TABLE IF NOT EXISTS verdicts(digest TEXT PRIMARY KEY, held INTEGER, reaso
     WITHOUT ROWID;
 """.replace("{JUDGE_ORDER}", JUDGE_ORDER)
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
-         "stamps", "recent", "surfaced", "pooldf")
+         "stamps", "recent", "surfaced", "pooldf", "maxima")
 # ``verdicts`` (the safety screen's, by content digest) outlives a rebuild: it depends on a
 # card's content and the screen's rules alone, and judging everything again is slow.
 _KEPT = ("verdicts",)
@@ -585,6 +585,7 @@ class _Apply:
         for name in NAMES:
             self._file(name, rebuild)
         evidence_only = self.dirty_cards - self.changed  # new evidence, same version
+        self._max_violations()
         self._derive()  # also the rank keys of new versions
         self._rescore()
         self._rank_keys(evidence_only)
@@ -852,6 +853,20 @@ class _Apply:
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
                 "least": item_floor(card),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card))}
+
+    def _max_violations(self) -> None:
+        """The most violations a card has had (``maxima``): advice's bound allows for the
+        rounding of recency in proportion to a card's escalation. Counts only grow."""
+        if self.rebuilding:
+            most = self.db.execute("SELECT coalesce(max(violated), 0) FROM evidence").fetchone()[0]
+        else:
+            most = 0
+            for chunk in _chunks(list(self.dirty_cards)):
+                most = max(most, self.db.execute(
+                    "SELECT coalesce(max(violated), 0) FROM evidence WHERE id IN "
+                    f"({','.join('?' * len(chunk))})", chunk).fetchone()[0])
+        self.db.execute("INSERT INTO maxima VALUES ('violated', ?) ON CONFLICT(name) "
+                        "DO UPDATE SET n = max(n, excluded.n)", (most,))
 
     def _rank_keys(self, ids: set) -> None:
         """The rank key (``_rank_key``) of cards whose evidence changed without a new version

@@ -9,7 +9,7 @@ stopping once no unread row can reach the k-th. Must not import advice, storeind
 
 import heapq
 import math
-from typing import Callable, Iterable, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from ..learning import lifecycle
 from ..storage import model
@@ -44,7 +44,7 @@ def rank_key(status, base: float, ev: Optional[lifecycle.Evidence], last: str) -
     recency (``bound``): confidence only decays, relevance is at most 1.
     """
     weight = STATUS_WEIGHT.get(status) if isinstance(status, str) else None
-    stamp = model.parse_ts(last)
+    stamp = epoch(last)
     if weight is None or not stamp:
         return None
     c = lifecycle.undecayed(base, ev)
@@ -54,6 +54,27 @@ def rank_key(status, base: float, ev: Optional[lifecycle.Evidence], last: str) -
         return None
     cap = min(1.0, c + CONF_SLACK) * weight * (1 + ESCALATION * violations)
     return math.log2(cap) + stamp / HALF_LIFE
+
+
+_DAYS: Dict[str, float] = {}  # "YYYY-MM-DD" -> its midnight, as model.parse_ts reads it
+_DIGITS = frozenset("0123456789")
+
+
+def epoch(text) -> float:
+    """``model.parse_ts(text)``, reading a stamp this tool writes (``YYYY-MM-DDTHH:MM:SS…``)
+    with its day parsed once: a rebuild keys every card, and their days repeat."""
+    head = text[:19] if isinstance(text, str) else ""
+    if len(head) == 19 and head[10] == "T" and head[13] == ":" and head[16] == ":" and \
+            _DIGITS.issuperset(head[11:13] + head[14:16] + head[17:19]) and \
+            _DIGITS.issuperset(head[0:4] + head[5:7] + head[8:10]) and \
+            head[4] == "-" and head[7] == "-":
+        h, m, s = int(head[11:13]), int(head[14:16]), int(head[17:19])
+        day = _DAYS.get(head[:10])
+        if day is None:
+            day = _DAYS[head[:10]] = model.parse_ts(head[:10] + "T00:00:00")
+        if day and h <= 23 and m <= 59 and s <= 59:
+            return day + h * 3600 + m * 60 + s
+    return model.parse_ts(text)
 
 
 def bound(key: float, now: float, slack: float) -> float:
