@@ -323,3 +323,25 @@ def test_verdicts_outlive_a_rebuild_and_mark_the_cards_again(tmp_path, monkeypat
         assert dict(db.execute("SELECT id, verdict FROM cards")) == {"aha_1": 1, "aha_2": 0}
     held, unscreened = review.flagged(Stores(Memory(store_dir), "tester"))
     assert ([c["id"] for c in held], unscreened) == (["aha_1"], 0)
+
+
+STAMP_TEXT = st.one_of(
+    st.sampled_from(["2026-02-27T23:59:59Z", "2026-02-27T23:00:00Z", "2026-02-27T22:59:59Z",
+                     "2026-02-27T23:30:00.5Z", "2026-02-27", "", "2026-02-27T23", "x\x1fy" * 5]),
+    st.text(st.sampled_from("0123456789-T:Z\x1f "), max_size=24))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stamps=st.lists(STAMP_TEXT, max_size=12), since=STAMP_TEXT)
+def test_counts_since_a_stamp_equal_a_count_of_the_lines(stamps, since, tmp_path_factory):
+    """Lines are counted per hour (the rest of each stamp kept): any stamp, any cut-off."""
+    store_dir = str(tmp_path_factory.mktemp("store"))
+    events = [{"v": 1, "ts": ts, "task_summary": f"task {i}"} for i, ts in enumerate(stamps)]
+    _write(store_dir, {"events": events}, slice(None))
+    memory = Memory(store_dir)
+    loaded = memory.load("events")
+    ix = storeindex.open_index(memory)
+    try:
+        assert ix.since("events", since) == sum(1 for e in loaded if str(e.get("ts", "")) >= since)
+    finally:
+        ix.close()
