@@ -23,7 +23,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hook_latency import PAYLOAD, SCRIPT, timed  # noqa: E402
-from store_scale import build_store, reuse_or_build, run_child  # noqa: E402
+from store_scale import build_apart, reuse_or_build, run_child  # noqa: E402
 
 EVENTS = {
     "SessionStart (startup)": {"hook_event_name": "SessionStart", "source": "startup"},
@@ -68,7 +68,7 @@ def measure(size: int, runs: int, keep=None, warm: bool = True) -> dict:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
         env.pop("SELF_LEARNING_NOW", None)
         if not keep:
-            build_store(repo, size)
+            build_apart(repo, size)
         if warm:  # the safety screen's verdicts of the lessons these events print are known,
             # as in a store whose lessons were screened when written (`index` screens at most
             # 100 per run, in status and id order; `advice` remembers what it judged)

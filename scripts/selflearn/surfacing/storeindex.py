@@ -19,9 +19,9 @@ from ..learning import lifecycle
 from ..storage import content, fastjson, model, paths, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.record import dedup_key
-from . import score, search, topk
+from . import apart, score, search, topk
 
-SCHEMA = 5   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 6   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
@@ -56,7 +56,8 @@ CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
 CREATE INDEX cards_pool ON cards(pool, doclen);
 CREATE INDEX cards_status ON cards(status, ready, doclen);
-CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid);
+CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
+CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
 CREATE INDEX cards_rankkey ON cards(rankkey) WHERE rankkey IS NOT NULL;
 CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
 CREATE INDEX cards_listed ON cards(listed, doclen);
@@ -71,12 +72,15 @@ CREATE TABLE evidence(id TEXT PRIMARY KEY, used INTEGER, helped INTEGER, violate
                       last TEXT, last_violation TEXT) WITHOUT ROWID;
 CREATE TABLE maxima(name TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE touched(id TEXT PRIMARY KEY, ts TEXT) WITHOUT ROWID;
-CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOUT ROWID;
+CREATE TABLE stamps(name TEXT, exact INTEGER, hour TEXT, n INTEGER, rest TEXT,
+                    PRIMARY KEY(name, exact, hour)) WITHOUT ROWID;
 CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS verdicts(digest TEXT PRIMARY KEY, held INTEGER, reasons TEXT)
     WITHOUT ROWID;
 """.replace("{JUDGE_ORDER}", JUDGE_ORDER)
+_INDEXES = [(statement.split()[2], statement.strip()) for statement in _TABLES.split(";")
+            if statement.strip().startswith("CREATE INDEX")]  # (name, statement)
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
          "stamps", "recent", "surfaced", "pooldf", "maxima")
 # ``verdicts`` (the safety screen's, by content digest) outlives a rebuild: it depends on a
@@ -88,6 +92,20 @@ _KEPT = ("verdicts",)
 # proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
 POOL_STATUSES = ("accepted", "proposed", "candidate")
 PROPOSED_ORIGINS = ("agent", "human")
+
+
+HOUR = 13       # characters of an ISO stamp up to its hour: line counts are kept per hour
+_SEP = "\x1f"    # between the rest of each stamp of one hour (a stamp holding it is exact)
+
+
+def stamp_key(ts: str) -> Tuple[int, str, str]:
+    """Where a line's stamp is counted: (0, first ``HOUR`` characters, the rest) for the
+    hour's row, or (1, the stamp, "") for a row of its own. Exact either way, since two
+    strings of at least ``HOUR`` characters order as their prefixes do, or as the whole
+    strings when the prefixes are equal."""
+    if len(ts) < HOUR or _SEP in ts:
+        return 1, ts, ""
+    return 0, ts[:HOUR], ts[HOUR:]
 
 
 def judge_order(cards: Iterable[dict]) -> List[dict]:
@@ -210,7 +228,7 @@ def _private(db_path: str) -> None:
 
 
 def _remove(db_path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in ("", "-wal", "-shm", "-journal", apart.SUFFIX):
         try:
             os.unlink(db_path + suffix)
         except FileNotFoundError:
@@ -343,16 +361,27 @@ class Index:
         self.db.execute("BEGIN IMMEDIATE")  # one writer at a time; readers keep their snapshot
         try:
             try:
+                if self.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+                    raise Rebuild("nothing read yet")
                 _Apply(self).run(rebuild=False)
             except Rebuild:
-                for table in _DROP:
-                    self.db.execute(f"DELETE FROM {table}")
-                _Apply(self).run(rebuild=True)
+                self._rebuild()
             self.db.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             raise
+
+    def _rebuild(self) -> None:
+        """Derive everything again, without the secondary indexes while rows go in: building
+        an index once from sorted rows costs far less than keeping it up row by row."""
+        for table in _DROP:
+            self.db.execute(f"DELETE FROM {table}")
+        for name, _ in _INDEXES:
+            self.db.execute(f"DROP INDEX IF EXISTS {name}")
+        _Apply(self).run(rebuild=True)
+        for _, statement in _INDEXES:
+            self.db.execute(statement)
 
     # --- problems ----------------------------------------------------------------------------
 
@@ -432,9 +461,18 @@ class Index:
         return row[0] if row else 0
 
     def since(self, name: str, stamp: str) -> int:
-        """Records of ``name`` whose ``str(ts)`` is at or after ``stamp``."""
-        return self.scalar("SELECT coalesce(sum(n), 0) FROM stamps WHERE name=? AND ts>=?",
-                           (name, stamp))
+        """Records of ``name`` whose ``str(ts)`` is at or after ``stamp`` (``stamp_key``)."""
+        if len(stamp) < HOUR:  # then a stamp's prefix orders as the stamp itself
+            return self.scalar("SELECT coalesce(sum(n), 0) FROM stamps WHERE name=? AND "
+                               "hour >= ?", (name, stamp))
+        hour = stamp[:HOUR]
+        later = self.scalar("SELECT coalesce(sum(n), 0) FROM stamps WHERE name=? AND "
+                            "((exact = 0 AND hour > ?) OR (exact = 1 AND hour >= ?))",
+                            (name, hour, stamp))
+        row = self.db.execute("SELECT rest FROM stamps WHERE name=? AND exact = 0 AND hour=?",
+                              (name, hour)).fetchone()
+        rests = row[0].split(_SEP)[1:] if row else []
+        return later + sum(1 for rest in rests if hour + rest >= stamp)
 
     def recent(self) -> List[Tuple[str, str, str]]:
         """INDEX.md's latest rows over events, cards, recs and signals, newest first."""
@@ -569,6 +607,16 @@ def _view_columns(card: dict) -> tuple:
             fastjson.dumps(tags) if isinstance(tags, list) else None)
 
 
+class _Scratch:
+    """What ``_Apply`` needs of an index, over another database (``apart``'s scratch file)."""
+
+    def __init__(self, db, memory):
+        self.db, self.memory = db, memory
+
+
+APART_TABLES = ("files", "problems", "tally", "evidence", "touched", "stamps", "recent")
+
+
 class _Apply:
     """One catch-up (or rebuild) inside the caller's write transaction."""
 
@@ -582,14 +630,33 @@ class _Apply:
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
+        part = self._signals_apart() if rebuild else None
         for name in NAMES:
-            self._file(name, rebuild)
+            if part is None or name != "signals":
+                self._file(name, rebuild)
+        if part is not None and not apart.finish(part, self.db, APART_TABLES):
+            self._file("signals", rebuild)  # the second process failed: read them here
         evidence_only = self.dirty_cards - self.changed  # new evidence, same version
         self._max_violations()
         self._derive()  # also the rank keys of new versions
         self._rescore()
         self._rank_keys(evidence_only)
         self._trim_recent()
+
+    def _signals_apart(self) -> Optional[apart.Part]:
+        """The signals file (the biggest) read in a second process while this one folds the
+        cards. What it yields beyond ``APART_TABLES`` is which cards to score again, and in
+        a rebuild every card is scored anyway."""
+        st = _stat(self.memory.path("signals"))
+        if st is None:
+            return None
+
+        def work(db) -> None:
+            for statement in _TABLES.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            _Apply(_Scratch(db, self.memory))._file("signals", True)
+        return apart.start(self.ix.path + apart.SUFFIX, st.st_size, work)
 
     # --- one file ------------------------------------------------------------------------------
 
@@ -697,13 +764,14 @@ class _Apply:
     # --- per kind --------------------------------------------------------------------------------
 
     def _stamps(self, name: str, records: List[dict]) -> None:
-        counts: Dict[str, int] = {}
+        hours: Dict[Tuple[int, str], list] = {}
         for r in records:
-            ts = str(r.get("ts", ""))
-            counts[ts] = counts.get(ts, 0) + 1
-        self.db.executemany("INSERT INTO stamps VALUES (?,?,?) ON CONFLICT(name, ts) "
-                            "DO UPDATE SET n = n + excluded.n",
-                            [(name, ts, n) for ts, n in counts.items()])
+            exact, hour, rest = stamp_key(str(r.get("ts", "")))
+            hours.setdefault((exact, hour), []).append(rest)
+        self.db.executemany("INSERT INTO stamps VALUES (?,?,?,?,?) ON CONFLICT(name, exact, hour) "
+                            "DO UPDATE SET n = n + excluded.n, rest = rest || excluded.rest",
+                            [(name, exact, hour, len(rests), "".join(_SEP + r for r in rests))
+                             for (exact, hour), rests in hours.items()])
 
     def _recent(self, name: str, records: List[dict]) -> None:
         def rows():
