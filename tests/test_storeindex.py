@@ -477,3 +477,16 @@ def test_a_rebuild_reading_signals_in_a_second_process_derives_the_same_index(
         assert not os.path.exists(os.path.join(store_dir, storeindex.FILE + apart.SUFFIX))
     assert tables["apart"] == tables["here"]
     assert tables["here"]["tally"] and tables["here"]["problems"]
+
+
+def test_a_rebuild_leaves_no_write_ahead_log_behind(tmp_path, monkeypatch):
+    """A hook leaves with ``_exit`` and never closes the index: the rebuild's pages must not
+    wait in the -wal file for the next opener to recover."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    store_dir = str(tmp_path / "store")
+    _write(store_dir, {"cards": [_card(f"aha_{i}", f"pytest cache {i} " + "word " * 40)
+                                 for i in range(300)]}, slice(None))
+    ix = storeindex.open_index(Memory(store_dir))  # not closed, as in a hook
+    wal = os.path.join(store_dir, storeindex.FILE + "-wal")
+    assert not os.path.exists(wal) or os.path.getsize(wal) == 0
+    assert ix.lines("cards") == 300

@@ -366,11 +366,26 @@ class Index:
                 _Apply(self).run(rebuild=False)
             except Rebuild:
                 self._rebuild()
+                rebuilt = True
+            else:
+                rebuilt = False
             self.db.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             raise
+        if rebuilt:
+            self._empty_wal()
+
+    def _empty_wal(self) -> None:
+        """Move a rebuild's pages into the database now and empty the write-ahead log: a
+        hook ends with ``_exit`` (no close, which would do it), and every later opener would
+        otherwise read hundreds of MB of log to recover. Readers still on an older snapshot
+        leave it for the next close (SQLite's own checkpoints)."""
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.OperationalError:
+            pass
 
     def _rebuild(self) -> None:
         """Derive everything again, without the secondary indexes while rows go in: building
