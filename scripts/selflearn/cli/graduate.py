@@ -71,7 +71,9 @@ def _add_backport_remove(sub) -> None:
                        "unless --apply)",
                        description="Cuts exactly the chosen blocks; the SKILL.md pointer and the "
                        "reference file's header go with the last card, and a reference file the "
-                       "tool created is deleted once empty. Every other byte stays. " + BUNDLES,
+                       "tool created is deleted once empty. Every other byte stays. A backported card "
+                       "no other skill holds any more gets back the status it had before. "
+                       + BUNDLES,
                        epilog=examples(f"{SCRIPT} backport-remove --skill-path ./my-skill "
                                        "--aha-id aha_example",
                                        f"{SCRIPT} backport-remove --skill-path ./my-skill "
