@@ -102,7 +102,8 @@ def _add_promote(sub) -> None:
                        "becomes accepted, recorded as a card version and an aha_status signal; "
                        "the candidates that stay are listed with the reason. With --ids: copies "
                        "the latest version of each card to the global store once and records an "
-                       "aha_promoted signal here; `list --include-global` then shows it in every "
+                       "aha_promoted signal here (a rejected, deprecated, retired, non-shareable, "
+                       "imported or held card is refused and nothing is written); `list --include-global` then shows it in every "
                        "repo (a project copy wins on id clash). Global store: "
                        "~/.agent-skills/self-learning/v1/users/<user>/ (moved by "
                        "SELF_LEARNING_GLOBAL_DIR).",
