@@ -25,15 +25,15 @@ def _add_init(sub) -> None:
 
 
 def _run_init(ctx: Context) -> Tuple[dict, List[str]]:
-    from ..storage import bootstrap
+    from ..storage import bootstrap, store
     from ..surfacing import index
     from ..storage.memory import Memory
     args = ctx.args
     memory = Memory(paths.global_store(ctx.user), "global") if args.global_ else ctx.memory
     result = bootstrap.ensure_store(memory.root, None if args.global_ else ctx.repo_root,
                                     gitignore=False)
-    for name in paths.FILES.values():
-        open(os.path.join(memory.root, name), "a").close()
+    for name in paths.FILES.values():  # created private (0600), as every append makes them
+        store.append_bytes(os.path.join(memory.root, name), b"")
     if not args.global_ and not args.no_gitignore and (
             os.path.exists(os.path.join(ctx.repo_root, ".git"))
             or os.path.exists(os.path.join(ctx.repo_root, ".gitignore"))):
@@ -258,8 +258,8 @@ def _add_index(sub) -> None:
 
 
 def _run_index(ctx: Context) -> Tuple[dict, List[str]]:
-    from ..surfacing import index
-    path = index.refresh(ctx.memory, ctx.user)
+    ctx.wrote()  # a store this creates is ignored in git, as after any first write
+    path = os.path.join(ctx.memory.root, "INDEX.md")
     return {"index": path}, [f"wrote {path}"]
 
 
