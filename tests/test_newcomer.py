@@ -34,3 +34,33 @@ def test_index_on_a_fresh_repo_keeps_the_store_out_of_git(run, repo, store):
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
                             text=True).stdout
     assert status == "?? .gitignore\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["review", "--days", "nan"], "review: --days must be a number from 0 to 36500, got nan"),
+    (["review", "--days", "inf"], "review: --days must be a number from 0 to 36500, got inf"),
+    (["review", "--days", "1e308"], "review: --days must be a number from 0 to 36500, got 1e+308"),
+    (["review", "--days", "-5"], "review: --days must be a number from 0 to 36500, got -5"),
+    (["review", "--stale-days", "nan"],
+     "review: --stale-days must be a number from 0 to 36500, got nan"),
+    (["review", "--status", "bogus"], "review: unknown --status 'bogus' (one of: proposed, "
+     "candidate, accepted, dormant, retired, rejected, deprecated, backported, in_progress, "
+     "blocked, done)"),
+    (["list", "--status", "accepted,bogus"], "list: unknown --status 'bogus' (one of: "
+     "proposed, candidate, accepted, dormant, retired, rejected, deprecated, backported)"),
+    (["list", "--limit", "-1"], "list: --limit must be a number 0 or more, got -1"),
+])
+def test_bad_numbers_and_statuses_are_one_line(run, store, args, message):
+    assert run(["record"], json.dumps({"aha_cards": [{"title": "a lesson to filter"}]}))[0] == 0
+    before = files(store.parent)
+    code, out, err = run(args)
+    assert (code, out, err) == (2, "", f"self_learning: error: {message}\n")
+    assert files(store.parent) == before
+
+
+def test_status_aliases_and_rec_statuses_still_filter(run):
+    rec = {"title": "Pin the tool versions", "why": "drift"}
+    assert run(["record"], json.dumps({"recommendations": [rec]}))[0] == 0
+    code, out, err = run(["review", "--status", "open,done", "--format", "json"])
+    assert code == 0, err
+    assert [r["title"] for r in json.loads(out)["open_recommendations"]] == [rec["title"]]

@@ -7,9 +7,10 @@ modules. Must not import ``cli`` or any ``cli_*`` module; features never import 
 import argparse
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from ..storage import model, paths
+from ..storage.errors import UsageError
 
 PROG = "self_learning"  # re-exported by cli; here so cli_* can name it without importing cli
 SCRIPT = "python3 scripts/self_learning.py"
@@ -88,8 +89,25 @@ class Context:
         index.refresh(self.memory, self.user)
 
 
-def _statuses(values: Optional[List[str]]) -> List[str]:
-    return [model.normalize_status(s.strip()) for v in values or [] for s in v.split(",") if s.strip()]
+def _statuses(values: Optional[List[str]], command: str,
+              known: Sequence[str] = model.CARD_STATUSES) -> List[str]:
+    """``--status`` values (comma-separated or repeated, aliases resolved); an unknown one is
+    bad input rather than a filter nothing matches."""
+    out = [model.normalize_status(s.strip()) for v in values or [] for s in v.split(",")
+           if s.strip()]
+    for status in out:
+        if status not in known:
+            raise UsageError(f"{command}: unknown --status {status!r} (one of: "
+                             f"{', '.join(known)})")
+    return out
+
+
+def bounded(command: str, flag: str, value, low: float, high: float):
+    """``value`` when ``low <= value <= high`` (never NaN), else bad input naming the range."""
+    if value is not None and not low <= value <= high:
+        span = f"{low:g} or more" if high == float("inf") else f"from {low:g} to {high:g}"
+        raise UsageError(f"{command}: {flag} must be a number {span}, got {value:g}")
+    return value
 
 
 AGENTS = ("claude", "codex", "gemini", "copilot", "cursor")

@@ -10,7 +10,7 @@ import sys
 from typing import List, Tuple
 
 from ..storage import model, paths
-from .common import SCRIPT, Context, _statuses, examples, option
+from .common import SCRIPT, Context, _statuses, bounded, examples, option
 
 
 # --- init, paths, demo ---------------------------------------------------------------------
@@ -206,8 +206,12 @@ def _add_list(sub) -> None:
 def _run_list(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import review
     a = ctx.args
-    data = review.list_cards(ctx.stores, a.query, a.skill, a.tag, _statuses(a.status), a.limit)
+    data = review.list_cards(ctx.stores, a.query, a.skill, a.tag, _statuses(a.status, "list"),
+                             bounded("list", "--limit", a.limit, 0, float("inf")))
     return data, review.render_list(data)
+
+
+MAX_DAYS = 36500  # a window or idle time longer than a century is a typo
 
 
 def _add_review(sub) -> None:
@@ -229,8 +233,12 @@ def _add_review(sub) -> None:
 def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import review
     a = ctx.args
-    data = review.review(ctx.stores, a.days, a.since, a.scope, a.skill, _statuses(a.status),
-                         a.query, a.stale_days, review.SHOW if a.format == "text" else None)
+    statuses = _statuses(a.status, "review", tuple(dict.fromkeys(model.CARD_STATUSES
+                                                                  + model.REC_STATUSES)))
+    data = review.review(ctx.stores, bounded("review", "--days", a.days, 0, MAX_DAYS), a.since,
+                         a.scope, a.skill, statuses, a.query,
+                         bounded("review", "--stale-days", a.stale_days, 0, MAX_DAYS),
+                         review.SHOW if a.format == "text" else None)
     return data, review.render_review(data)
 
 
