@@ -64,3 +64,45 @@ def test_status_aliases_and_rec_statuses_still_filter(run):
     code, out, err = run(["review", "--status", "open,done", "--format", "json"])
     assert code == 0, err
     assert [r["title"] for r in json.loads(out)["open_recommendations"]] == [rec["title"]]
+
+
+def read_only_derived(monkeypatch):
+    """The store folder refuses new files (as a read-only folder does for anyone but root):
+    INDEX.md and screened.json, both derived, cannot be replaced; appends still work."""
+    from selflearn.storage import store as jsonl
+    real = jsonl.atomic_write
+
+    def refuse(path, *a, **kw):
+        if os.path.basename(path) in ("INDEX.md", "screened.json"):
+            raise PermissionError(13, "Permission denied", path + ".tmp")
+        return real(path, *a, **kw)
+    monkeypatch.setattr(jsonl, "atomic_write", refuse)
+
+
+def test_a_write_whose_index_cannot_be_refreshed_says_so_and_succeeds(run, store, monkeypatch):
+    payload = json.dumps({"aha_cards": [{"title": "Use the lockfile in CI"}]})
+    assert run(["init"])[0] == 0
+    read_only_derived(monkeypatch)
+    code, out, err = run(["record"], payload)
+    assert code == 0 and out.startswith("created aha_"), err
+    assert err == (f"self_learning: warning: the records are written but INDEX.md is not "
+                   f"refreshed ({store / 'INDEX.md'}.tmp: Permission denied; make it writable "
+                   "(chmod u+w) or point SELF_LEARNING_REPO_ROOT at a writable copy); run "
+                   "`index` once that is fixed\n")
+    code, out, _ = run(["record"], payload)  # the same lesson again merges: still one card
+    assert code == 0
+    from selflearn.storage import store as jsonl
+    assert len(jsonl.fold(jsonl.read(str(store / "aha_cards.jsonl"))[0])) == 1
+
+
+def test_reading_commands_work_when_their_cache_cannot_be_saved(run, store, monkeypatch):
+    from seeding import seed_record
+    seed_record({"aha_cards": [{"id": "aha_lock", "title": "Use the lockfile in CI",
+                                "status": "accepted", "solution_steps": ["npm ci"]}]})
+    (store / "screened.json").unlink()
+    read_only_derived(monkeypatch)
+    for args in (["review"], ["advice", "--query", "lockfile CI"], ["list"]):
+        code, out, err = run(args)
+        assert (code, err) == (0, ""), (args, err)
+        assert "aha_lock" in out
+    assert not (store / "screened.json").exists()

@@ -76,17 +76,24 @@ class Context:
                                      getattr(args, "include_global", False),
                                      tolerant=getattr(args, "tolerant", False))
         self.store_existed = os.path.isdir(self.stores.project.root)
+        self.warnings: List[str] = []  # said on stderr after the command's own
 
     @property
     def memory(self):
         return self.stores.project
 
     def wrote(self) -> None:
-        """After any write: make sure the store exists and INDEX.md is current."""
-        from ..storage import bootstrap
+        """After any write: make sure the store exists and INDEX.md is current. INDEX.md is
+        derived, so failing to rewrite it (a read-only folder) is a warning in ``warnings``:
+        the records are written and an error would make the caller write them again."""
+        from ..storage import bootstrap, errors
         from ..surfacing import index
         bootstrap.ensure_store(self.memory.root, self.repo_root, created=not self.store_existed)
-        index.refresh(self.memory, self.user)
+        try:
+            index.refresh(self.memory, self.user)
+        except OSError as exc:
+            self.warnings.append(f"the records are written but INDEX.md is not refreshed "
+                                 f"({errors.from_os(exc)}); run `index` once that is fixed")
 
 
 def _statuses(values: Optional[List[str]], command: str,

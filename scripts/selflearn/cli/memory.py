@@ -266,8 +266,11 @@ def _add_index(sub) -> None:
 
 
 def _run_index(ctx: Context) -> Tuple[dict, List[str]]:
-    ctx.wrote()  # a store this creates is ignored in git, as after any first write
-    path = os.path.join(ctx.memory.root, "INDEX.md")
+    from ..storage import bootstrap
+    from ..surfacing import index
+    # a store this creates is ignored in git, as after any first write
+    bootstrap.ensure_store(ctx.memory.root, ctx.repo_root, created=not ctx.store_existed)
+    path = index.refresh(ctx.memory, ctx.user)
     return {"index": path}, [f"wrote {path}"]
 
 

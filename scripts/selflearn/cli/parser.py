@@ -164,7 +164,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         data, lines = args.run(ctx)
         if getattr(args, "writes", False):
             ctx.wrote()
-        warnings = list(data.get("warnings") or [])
+        warnings = list(data.get("warnings") or []) + ctx.warnings
         off = paths.kill_switch(ctx.repo_root)
         if off and args.command not in ("paths", "doctor"):  # both say so in their output
             warnings.append(f"observation is off ({off}): hooks record and inject nothing and "

@@ -51,7 +51,10 @@ class Verdicts:
         if self.readonly or not self.dirty or not fs.isdir(fs.dirname(self.path)):
             return
         seen = self.seen if len(self.seen) <= MAX_SEEN else {}
-        store.atomic_write(self.path, fastjson.dumps({"v": 1, "rules": RULES, "seen": seen}))
+        try:
+            store.atomic_write(self.path, fastjson.dumps({"v": 1, "rules": RULES, "seen": seen}))
+        except OSError:  # a read-only store: the verdicts are judged again next time
+            return
         self.dirty = False
 
 
