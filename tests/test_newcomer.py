@@ -106,3 +106,19 @@ def test_reading_commands_work_when_their_cache_cannot_be_saved(run, store, monk
         assert (code, err) == (0, ""), (args, err)
         assert "aha_lock" in out
     assert not (store / "screened.json").exists()
+
+
+def test_a_repo_root_that_is_no_folder_is_bad_input(run, tmp_path, monkeypatch):
+    (tmp_path / "notes.txt").write_text("mine\n")
+    for flag, message in (
+            ("missing", f"--repo-root {tmp_path / 'missing'} is missing, not a folder"),
+            ("notes.txt", f"--repo-root {tmp_path / 'notes.txt'} is a file, not a folder")):
+        code, out, err = run(["list", "--repo-root", str(tmp_path / flag)])
+        assert (code, out) == (2, "")
+        assert err == (f"self_learning: error: {message}; give the repository's folder "
+                       "(default: the nearest one holding .git)\n")
+    monkeypatch.setenv("SELF_LEARNING_REPO_ROOT", str(tmp_path / "gone"))
+    code, _, err = run(["record"], json.dumps({"aha_cards": [{"title": "a lesson"}]}))
+    assert code == 2 and err.startswith(
+        f"self_learning: error: SELF_LEARNING_REPO_ROOT {tmp_path / 'gone'} is missing")
+    assert not (tmp_path / "gone").exists() and (tmp_path / "notes.txt").read_text() == "mine\n"

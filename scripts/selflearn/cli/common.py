@@ -69,6 +69,9 @@ class Context:
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
+        _existing_folder(args.repo_root, "--repo-root")
+        _existing_folder(None if args.repo_root else os.environ.get("SELF_LEARNING_REPO_ROOT"),
+                         "SELF_LEARNING_REPO_ROOT")
         self.repo_root = paths.find_repo_root(args.repo_root, script=sys.argv[0])
         self.user = paths.user_slug(args.user)
         from ..storage.memory import Stores
@@ -94,6 +97,15 @@ class Context:
         except OSError as exc:
             self.warnings.append(f"the records are written but INDEX.md is not refreshed "
                                  f"({errors.from_os(exc)}); run `index` once that is fixed")
+
+
+def _existing_folder(path: Optional[str], where: str) -> None:
+    """A repository root given by hand must be a folder that exists (a typo is not a new,
+    empty store to read, nor a file to move away)."""
+    if path and not os.path.isdir(os.path.expanduser(path)):
+        what = "a file" if os.path.exists(os.path.expanduser(path)) else "missing"
+        raise UsageError(f"{where} {path} is {what}, not a folder; give the repository's "
+                         "folder (default: the nearest one holding .git)")
 
 
 def _statuses(values: Optional[List[str]], command: str,
