@@ -122,3 +122,15 @@ def test_a_repo_root_that_is_no_folder_is_bad_input(run, tmp_path, monkeypatch):
     assert code == 2 and err.startswith(
         f"self_learning: error: SELF_LEARNING_REPO_ROOT {tmp_path / 'gone'} is missing")
     assert not (tmp_path / "gone").exists() and (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_hook_help_offers_only_the_options_the_hook_reads(run, capsys):
+    from selflearn.cli import parser as cli
+    with pytest.raises(SystemExit):
+        cli.main(["hook", "--help"])
+    text = capsys.readouterr().out
+    usage = text.split("\n\n", 1)[0]
+    assert "--agent" in usage and "--event" in usage
+    for ignored in ("--repo-root", "--user", "--format"):
+        assert ignored not in usage  # the hook never parsed them: it finds its store itself
+    assert "SELF_LEARNING_REPO_ROOT" in text and "CLAUDE_PROJECT_DIR" in text
