@@ -86,8 +86,9 @@ def test_a_write_whose_index_cannot_be_refreshed_says_so_and_succeeds(run, store
     code, out, err = run(["record"], payload)
     assert code == 0 and out.startswith("created aha_"), err
     assert err == (f"self_learning: warning: the records are written but INDEX.md is not "
-                   f"refreshed ({store / 'INDEX.md'}.tmp: Permission denied; make it writable "
-                   "(chmod u+w) or point SELF_LEARNING_REPO_ROOT at a writable copy); run "
+                   f"refreshed ({store / 'INDEX.md'}.tmp: Permission denied; it must be yours, "
+                   "readable and writable (chmod u+rw), or point SELF_LEARNING_REPO_ROOT at a "
+                   "copy you own); run "
                    "`index` once that is fixed\n")
     code, out, _ = run(["record"], payload)  # the same lesson again merges: still one card
     assert code == 0
