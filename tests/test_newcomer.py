@@ -135,3 +135,19 @@ def test_hook_help_offers_only_the_options_the_hook_reads(run, capsys):
     for ignored in ("--repo-root", "--user", "--format"):
         assert ignored not in usage  # the hook never parsed them: it finds its store itself
     assert "SELF_LEARNING_REPO_ROOT" in text and "CLAUDE_PROJECT_DIR" in text
+
+
+def test_demo_never_writes_sample_records_into_the_real_store(run, repo, store):
+    import shutil
+    # SELF_LEARNING_REPO_ROOT points at the real repo (the isolated fixture sets it, as a
+    # user's hook setup may): the demo still goes to a throwaway folder
+    code, out, err = run(["demo", "--format", "json"])
+    assert code == 0, err
+    demo_store = json.loads(out)["store"]
+    try:
+        assert not store.exists() and not demo_store.startswith(str(repo))
+        assert os.path.exists(os.path.join(demo_store, "aha_cards.jsonl"))
+    finally:
+        shutil.rmtree(demo_store.split("/.agent-skills/")[0])
+    code, out, err = run(["demo", "--repo-root", str(repo), "--format", "json"])
+    assert code == 0 and json.loads(out)["store"] == str(store)  # asked for by name: there

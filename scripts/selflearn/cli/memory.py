@@ -78,6 +78,10 @@ def _run_paths(ctx: Context) -> Tuple[dict, List[str]]:
 
 def _add_demo(sub) -> None:
     p = sub.add_parser("demo", help="record, list and review sample memories in a throwaway store",
+                       description="Writes sample cards, recommendations and signals into a new "
+                       "temporary folder (its path is printed; delete it when done). Only an "
+                       "explicit --repo-root puts them into that repository's store instead; "
+                       "SELF_LEARNING_REPO_ROOT never does, so your real memory stays clean.",
                        epilog=examples(f"{SCRIPT} demo"))
     p.set_defaults(run=_run_demo)
 
