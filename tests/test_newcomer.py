@@ -151,3 +151,23 @@ def test_demo_never_writes_sample_records_into_the_real_store(run, repo, store):
         shutil.rmtree(demo_store.split("/.agent-skills/")[0])
     code, out, err = run(["demo", "--repo-root", str(repo), "--format", "json"])
     assert code == 0 and json.loads(out)["store"] == str(store)  # asked for by name: there
+
+
+def test_record_without_a_payload_says_how_to_give_one(run, store, monkeypatch, capsys):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    code, out, err = run(["record"], "  \n")
+    assert (code, out) == (2, "")
+    assert err == ("self_learning: error: record: standard input is empty; give one JSON object "
+                   "such as {\"aha_cards\": [{\"title\": \"...\"}]} (fields: "
+                   "references/FORMAT.md); nothing was written\n")
+    monkeypatch.setattr(sys, "stdin", Terminal(""))
+    from selflearn.cli import parser as cli
+    assert cli.main(["record"]) == 2  # instead of waiting for input nobody is going to type
+    assert capsys.readouterr().err.startswith("self_learning: error: record: reads one JSON "
+                                              "object from standard input or --json FILE, e.g.")
+    assert not store.exists()
