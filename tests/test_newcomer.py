@@ -171,3 +171,31 @@ def test_record_without_a_payload_says_how_to_give_one(run, store, monkeypatch, 
     assert capsys.readouterr().err.startswith("self_learning: error: record: reads one JSON "
                                               "object from standard input or --json FILE, e.g.")
     assert not store.exists()
+
+
+LONG = " ".join(f"logline{i}" for i in range(1500))  # a pasted log: 1500 distinct words
+
+
+def test_clip_query_keeps_the_first_distinct_terms():
+    from selflearn.surfacing import search
+    assert search.clip_query("npm test fails") == "npm test fails"
+    clipped = search.clip_query("widget tool " + LONG)
+    assert clipped.startswith("widget tool logline0 ")
+    next_word = ("widget tool " + LONG)[len(clipped):].split()[0]
+    assert len(set(search.tokenize(clipped))) <= search.MAX_QUERY_TERMS
+    assert len(set(search.tokenize(clipped + " " + next_word))) > search.MAX_QUERY_TERMS
+    assert search.clip_query("a " * 5000 + "b") == "a " * 5000 + "b"  # repeats are one term
+
+
+@pytest.mark.parametrize("command", ["list", "review", "advice"])
+def test_a_query_as_long_as_a_pasted_log_still_answers(run, command):
+    from seeding import seed_record
+    seed_record({"aha_cards": [{"id": "aha_widget", "title": "Widget tool needs the flag",
+                                "status": "accepted", "solution_steps": ["widget --flag"]}]})
+    code, out, err = run([command, "--query", "widget tool " + LONG])
+    assert code == 0, err
+    assert err == ("self_learning: warning: --query holds more than 200 distinct words; only "
+                   "the text before 'logline103' is matched\n")  # each adds logline and a number
+    # list and review keep a card only when it covers a third of the query: a log buries it;
+    # advice weighs the query differently and still finds it
+    assert ("aha_widget" in out) is (command == "advice")

@@ -99,6 +99,18 @@ class Context:
                                  f"({errors.from_os(exc)}); run `index` once that is fixed")
 
 
+def query_of(ctx: "Context") -> Optional[str]:
+    """``--query`` cut to ``search.MAX_QUERY_TERMS`` distinct terms, saying so on stderr."""
+    from ..surfacing import search
+    query = ctx.args.query
+    clipped = search.clip_query(query) if query else query
+    if clipped != query:
+        ctx.warnings.append(f"--query holds more than {search.MAX_QUERY_TERMS} distinct words; "
+                            f"only the text before {query[len(clipped):].split()[0][:40]!r} "
+                            "is matched")
+    return clipped
+
+
 def _existing_folder(path: Optional[str], where: str) -> None:
     """A repository root given by hand must be a folder that exists (a typo is not a new,
     empty store to read, nor a file to move away)."""

@@ -10,7 +10,7 @@ import sys
 from typing import List, Tuple
 
 from ..storage import model, paths
-from .common import SCRIPT, Context, _statuses, bounded, examples, option
+from .common import SCRIPT, Context, _statuses, bounded, examples, option, query_of
 
 
 # --- init, paths, demo ---------------------------------------------------------------------
@@ -210,7 +210,8 @@ def _add_list(sub) -> None:
 def _run_list(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import review
     a = ctx.args
-    data = review.list_cards(ctx.stores, a.query, a.skill, a.tag, _statuses(a.status, "list"),
+    data = review.list_cards(ctx.stores, query_of(ctx), a.skill, a.tag,
+                             _statuses(a.status, "list"),
                              bounded("list", "--limit", a.limit, 0, float("inf")))
     return data, review.render_list(data)
 
@@ -240,7 +241,7 @@ def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
     statuses = _statuses(a.status, "review", tuple(dict.fromkeys(model.CARD_STATUSES
                                                                   + model.REC_STATUSES)))
     data = review.review(ctx.stores, bounded("review", "--days", a.days, 0, MAX_DAYS), a.since,
-                         a.scope, a.skill, statuses, a.query,
+                         a.scope, a.skill, statuses, query_of(ctx),
                          bounded("review", "--stale-days", a.stale_days, 0, MAX_DAYS),
                          review.SHOW if a.format == "text" else None)
     return data, review.render_review(data)
