@@ -199,3 +199,21 @@ def test_a_query_as_long_as_a_pasted_log_still_answers(run, command):
     # list and review keep a card only when it covers a third of the query: a log buries it;
     # advice weighs the query differently and still finds it
     assert ("aha_widget" in out) is (command == "advice")
+
+
+def test_a_failure_inside_the_derived_index_is_one_line(run, store, monkeypatch):
+    import sqlite3
+    from selflearn.surfacing import catalog
+    assert run(["record"], json.dumps({"aha_cards": [{"title": "a lesson to find"}]}))[0] == 0
+
+    def broken(*a, **kw):
+        raise sqlite3.OperationalError("database disk image is malformed")
+    monkeypatch.setattr(catalog, "order", broken)
+    code, out, err = run(["list", "--query", "lesson"])
+    assert (code, out) == (1, "")
+    assert err == ("self_learning: error: the derived index failed (database disk image is "
+                   f"malformed); it is rebuilt from the store's files: delete "
+                   f"{store / 'index.sqlite3'} and run the command again\n")
+    monkeypatch.setattr(catalog, "order", lambda *a, **kw: 1 / 0)
+    with pytest.raises(ZeroDivisionError):  # anything else is a bug: it is not disguised
+        run(["list", "--query", "lesson"])
