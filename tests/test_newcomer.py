@@ -217,3 +217,9 @@ def test_a_failure_inside_the_derived_index_is_one_line(run, store, monkeypatch)
     monkeypatch.setattr(catalog, "order", lambda *a, **kw: 1 / 0)
     with pytest.raises(ZeroDivisionError):  # anything else is a bug: it is not disguised
         run(["list", "--query", "lesson"])
+
+
+def test_proposals_alone_lists_the_inbox(run):
+    assert run(["proposals"]) == run(["proposals", "list"])
+    code, out, err = run(["proposals"])
+    assert (code, err) == (0, "") and out
