@@ -71,7 +71,8 @@ def _run_install_hooks(ctx: Context) -> Tuple[dict, List[str]]:
             "changes": [{"path": str(c.path), "summary": c.summary} for c in changes]}
     head = _plugin_lines(plugins[0]) if plugins else []
     if a.dry_run:
-        lines = head + [c.summary for c in changes] + [install.render_diff(c) for c in changes]
+        lines = head + [c.summary for c in changes] + [
+            line for c in changes for line in install.render_diff(c).splitlines()]
         return data, lines or ["nothing to change"]
     written = install.apply(changes, Path(ctx.memory.root) / "backups")
     if not a.uninstall:
