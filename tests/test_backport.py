@@ -590,3 +590,21 @@ def test_remove_gives_the_card_back_its_status_before_the_backport(run, seed, sk
              for s in lines(store / "signals.jsonl") if s["kind"] == "aha_status"]
     assert kinds[-2:] == [("aha_status", "aha_two", "backported -> rejected"),
                           ("aha_status", "aha_one", "backported -> proposed")]
+
+
+def test_remove_that_cannot_write_the_skill_keeps_the_card_backported(run, seed, skill, store,
+                                                                      monkeypatch):
+    seed(card("aha_one"))
+    export(run, skill, "aha_one", "--apply")
+    before = snapshot(skill)
+
+    def refuse(path, text):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(backport, "write_text", refuse)
+    code, out, err = run(["backport-remove", "--skill-path", str(skill), "--aha-id", "aha_one",
+                          "--apply"])
+    assert (code, out) == (1, "")
+    assert re.fullmatch(r"self_learning: error: backport-remove: cannot write \S+/SKILL.md: "
+                        r"Permission denied; the files as they were are in \S+/backup\n", err)
+    assert snapshot(skill) == before
+    assert jsonl.fold(lines(store / "aha_cards.jsonl"))["aha_one"]["status"] == "backported"

@@ -425,13 +425,17 @@ def _remove_files(memory: Memory, target: Target, old: dict, new: dict, rmdir: b
     for path in changed:
         store.atomic_write(os.path.join(backup, target.rel(path)),
                            old[path].encode("utf-8", "surrogateescape"))
-    for path in changed:
-        if new[path] is None:
-            os.unlink(path)
-        else:
-            write_text(path, new[path])
-    if rmdir and not os.listdir(target.ref_dir):
-        os.rmdir(target.ref_dir)
+    try:  # writes before the deletion: a refused write then leaves both files as they were
+        for path in sorted(changed, key=lambda p: new[p] is None):
+            if new[path] is None:
+                os.unlink(path)
+            else:
+                write_text(path, new[path])
+        if rmdir and not os.listdir(target.ref_dir):
+            os.rmdir(target.ref_dir)
+    except OSError as exc:
+        raise SelfLearningError(f"backport-remove: cannot write {exc.filename}: {exc.strerror}; "
+                                f"the files as they were are in {backup}") from None
     return backup
 
 
