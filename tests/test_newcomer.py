@@ -223,3 +223,19 @@ def test_proposals_alone_lists_the_inbox(run):
     assert run(["proposals"]) == run(["proposals", "list"])
     code, out, err = run(["proposals"])
     assert (code, err) == (0, "") and out
+
+
+def test_hook_with_a_repo_root_that_is_gone_creates_nothing(tmp_path, run, monkeypatch):
+    import sys
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "scripts", "self_learning.py")
+    ghost = tmp_path / "typo"
+    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1"}).encode()
+    done = subprocess.run([sys.executable, "-S", script, "hook", "--agent", "claude"],
+                          input=payload, capture_output=True, check=False,
+                          env={**os.environ, "SELF_LEARNING_REPO_ROOT": str(ghost)})
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")  # never breaks the agent
+    assert not ghost.exists()
+    monkeypatch.setenv("SELF_LEARNING_REPO_ROOT", str(ghost))
+    code, _, err = run(["doctor"])
+    assert code == 2 and f"SELF_LEARNING_REPO_ROOT {ghost} is missing" in err  # doctor says why
