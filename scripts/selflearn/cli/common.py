@@ -5,9 +5,10 @@ modules. Must not import ``cli`` or any ``cli_*`` module; features never import 
 """
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence
 
 from ..storage import model, paths
 from ..storage.errors import UsageError
@@ -34,9 +35,16 @@ class TtyProgress:
         self.shown = False
 
     @classmethod
-    def for_stderr(cls) -> "Optional[TtyProgress]":
+    @contextlib.contextmanager
+    def on_stderr(cls) -> "Iterator[Optional[TtyProgress]]":
+        """A progress for the block when stderr is a terminal (else None), wiped at its end."""
         isatty = getattr(sys.stderr, "isatty", None)
-        return cls() if isatty and isatty() else None
+        progress = cls() if isatty and isatty() else None
+        try:
+            yield progress
+        finally:
+            if progress:
+                progress.close()
 
     def __call__(self, line: str) -> None:
         if self.clock() - self.start < self.DELAY:
