@@ -239,3 +239,20 @@ def test_hook_with_a_repo_root_that_is_gone_creates_nothing(tmp_path, run, monke
     monkeypatch.setenv("SELF_LEARNING_REPO_ROOT", str(ghost))
     code, _, err = run(["doctor"])
     assert code == 2 and f"SELF_LEARNING_REPO_ROOT {ghost} is missing" in err  # doctor says why
+
+
+def test_a_gitignore_that_is_a_link_is_left_alone(run, repo, tmp_path):
+    git_init(repo)
+    shared = tmp_path / "shared-ignore"
+    shared.write_text("node_modules\n")
+    (repo / ".gitignore").symlink_to(shared)
+    code, out, err = run(["init"])
+    assert code == 0, err
+    exclude = repo / ".git" / "info" / "exclude"
+    assert out.endswith(f"Added .agent-skills/ to {exclude}\n")
+    assert (repo / ".gitignore").is_symlink() and shared.read_text() == "node_modules\n"
+    assert exclude.read_text().endswith("\n.agent-skills/\n")
+    check = subprocess.run(["git", "check-ignore", "-q", ".agent-skills/self-learning/v1"],
+                           cwd=repo)
+    assert check.returncode == 0
+    assert run(["init"])[1].count("Added") == 0  # once
