@@ -96,11 +96,17 @@ def test_a_write_whose_index_cannot_be_refreshed_says_so_and_succeeds(run, store
     assert len(jsonl.fold(jsonl.read(str(store / "aha_cards.jsonl"))[0])) == 1
 
 
-def test_reading_commands_work_when_their_cache_cannot_be_saved(run, store, monkeypatch):
+@pytest.mark.parametrize("index", ["on", "off"])
+def test_reading_commands_work_when_their_cache_cannot_be_saved(run, store, monkeypatch, index):
+    """Verdicts go to the derived index (a failed write there is a lost cache) or, without
+    one, to screened.json: neither failure may fail a reading command."""
     from seeding import seed_record
+    monkeypatch.setenv("SELF_LEARNING_INDEX", index)
     seed_record({"aha_cards": [{"id": "aha_lock", "title": "Use the lockfile in CI",
                                 "status": "accepted", "solution_steps": ["npm ci"]}]})
-    (store / "screened.json").unlink()
+    for derived in ("screened.json", "index.sqlite3"):
+        if (store / derived).exists():
+            (store / derived).unlink()
     read_only_derived(monkeypatch)
     for args in (["review"], ["advice", "--query", "lockfile CI"], ["list"]):
         code, out, err = run(args)
