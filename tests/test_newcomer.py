@@ -262,3 +262,19 @@ def test_a_gitignore_that_is_a_link_is_left_alone(run, repo, tmp_path):
                            cwd=repo)
     assert check.returncode == 0
     assert run(["init"])[1].count("Added") == 0  # once
+
+
+def test_review_since_a_future_date_is_bad_input(run):
+    code, out, err = run(["review", "--since", "9999-12-31"])
+    assert (code, out) == (2, "")
+    assert err == ("self_learning: error: review: --since 9999-12-31 is in the future; give a "
+                   "past date, e.g. --since 2026-01-31, or --days 30\n")
+
+
+def test_gitignore_keeps_its_mode(run, repo):
+    git_init(repo)
+    (repo / ".gitignore").write_text("node_modules\n")
+    (repo / ".gitignore").chmod(0o664)
+    assert run(["init"])[0] == 0
+    assert (repo / ".gitignore").read_text().endswith(".agent-skills/\n")
+    assert stat.S_IMODE((repo / ".gitignore").stat().st_mode) == 0o664

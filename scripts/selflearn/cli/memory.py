@@ -238,6 +238,11 @@ def _add_review(sub) -> None:
 def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import review
     a = ctx.args
+    since = model.parse_ts(a.since) if a.since else None
+    if since and since > model.now():
+        from ..storage.errors import UsageError
+        raise UsageError(f"review: --since {a.since} is in the future; give a past date, e.g. "
+                         "--since 2026-01-31, or --days 30")
     statuses = _statuses(a.status, "review", tuple(dict.fromkeys(model.CARD_STATUSES
                                                                   + model.REC_STATUSES)))
     data = review.review(ctx.stores, bounded("review", "--days", a.days, 0, MAX_DAYS), a.since,

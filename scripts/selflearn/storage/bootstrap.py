@@ -38,7 +38,10 @@ def ensure_gitignore(repo_root: str) -> Optional[str]:
         return None
     if os.path.islink(path):
         return _exclude_locally(repo_root)
+    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
     store.atomic_write(path, _added(text), private=False)
+    if mode is not None:
+        os.chmod(path, mode)  # the replacement keeps the person's mode (0664, 0444, …)
     return path
 
 
