@@ -553,3 +553,58 @@ def test_read_and_write_failures_are_one_line(run, seed, skill, tmp_path, monkey
     assert code == 1
     assert re.fullmatch(r"self_learning: error: export-backport: cannot write \S+: Permission "
                         r"denied; originals are in \S+/backup\n", err)
+
+
+def test_remove_gives_the_card_back_its_status_before_the_backport(run, seed, skill, store,
+                                                                   tmp_path):
+    seed(card("aha_one"), card("aha_two"))
+    assert run(["aha-status", "--id", "aha_two", "--status", "rejected"])[0] == 0
+    other = tmp_path / "other-skill"
+    other.mkdir()
+    (other / "SKILL.md").write_bytes(SKILL_TEXT)
+    export(run, skill, "aha_one,aha_two", "--apply", "--force")
+    export(run, other, "aha_one", "--apply")
+    status = lambda cid: jsonl.fold(lines(store / "aha_cards.jsonl"))[cid]["status"]  # noqa: E731
+    assert (status("aha_one"), status("aha_two")) == ("backported", "backported")
+    versions = len(lines(store / "aha_cards.jsonl"))
+    code, out, _ = run(["backport-remove", "--skill-path", str(skill), "--aha-id", "aha_two"])
+    assert "  card aha_two: would be rejected (no longer backported)\n" in out
+    assert len(lines(store / "aha_cards.jsonl")) == versions  # a dry run writes nothing
+    code, out, err = run(["backport-remove", "--skill-path", str(skill), "--aha-id", "aha_two",
+                          "--apply"])
+    assert code == 0, err
+    assert "  card aha_two: now rejected (no longer backported)\n" in out
+    assert status("aha_two") == "rejected"
+    # aha_one leaves this skill but the other one still holds it: it stays backported
+    code, out, _ = run(["backport-remove", "--skill-path", str(skill), "--aha-id", "aha_one",
+                        "--apply", "--format", "json"])
+    assert json.loads(out)["status_changes"] == [] and status("aha_one") == "backported"
+    code, out, _ = run(["backport-remove", "--skill-path", str(other), "--aha-id", "aha_one",
+                        "--apply", "--format", "json"])
+    assert json.loads(out)["status_changes"] == [
+        {"aha_id": "aha_one", "from": "backported", "to": "proposed"}]
+    assert status("aha_one") == "proposed"
+    history = [c["status"] for c in lines(store / "aha_cards.jsonl") if c["id"] == "aha_one"]
+    assert history == ["proposed", "backported", "proposed"]  # appended, never rewritten
+    kinds = [(s["kind"], s["aha_id"], s["context"].split(":")[0])
+             for s in lines(store / "signals.jsonl") if s["kind"] == "aha_status"]
+    assert kinds[-2:] == [("aha_status", "aha_two", "backported -> rejected"),
+                          ("aha_status", "aha_one", "backported -> proposed")]
+
+
+def test_remove_that_cannot_write_the_skill_keeps_the_card_backported(run, seed, skill, store,
+                                                                      monkeypatch):
+    seed(card("aha_one"))
+    export(run, skill, "aha_one", "--apply")
+    before = snapshot(skill)
+
+    def refuse(path, text):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(backport, "write_text", refuse)
+    code, out, err = run(["backport-remove", "--skill-path", str(skill), "--aha-id", "aha_one",
+                          "--apply"])
+    assert (code, out) == (1, "")
+    assert re.fullmatch(r"self_learning: error: backport-remove: cannot write \S+/SKILL.md: "
+                        r"Permission denied; the files as they were are in \S+/backup\n", err)
+    assert snapshot(skill) == before
+    assert jsonl.fold(lines(store / "aha_cards.jsonl"))["aha_one"]["status"] == "backported"

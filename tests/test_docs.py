@@ -98,7 +98,8 @@ def sandbox(tmp_path, repo):
             "recommendations": [{"id": "rec_example", "title": "Example recommendation"}]}
     # the working dir is the repo: its .claude/skills/ links the skill folder, as a user's would
     env = {**os.environ, "SELF_LEARNING_REPO_ROOT": str(work), "HOME": str(tmp_path / "home"),
-           "SELF_LEARNING_GLOBAL_DIR": str(tmp_path / "global")}
+           "SELF_LEARNING_GLOBAL_DIR": str(tmp_path / "global"),
+           "TMPDIR": str(tmp_path)}  # `demo`'s throwaway store goes with the test's folder
     subprocess.run([sys.executable, str(REPO / "scripts" / "self_learning.py"), "record"],
                    input=json.dumps(seed), text=True, env=env, check=True, capture_output=True)
     return work, env

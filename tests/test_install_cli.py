@@ -17,6 +17,8 @@ def test_dry_run_writes_nothing(run, repo):
     assert code == 0 and err == ""
     assert out.startswith(f"create {repo / '.claude' / 'settings.json'} with 10 claude hook entries")
     assert "+++ " in out and "self_learning.py hook --agent claude" in out
+    assert "\n+    \"SessionStart\": [\n" in out  # the diff as lines, not one escaped line
+    assert "\\x0a" not in out
     assert not (repo / ".claude").exists()
 
 

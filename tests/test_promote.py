@@ -2,6 +2,7 @@
 import json
 
 from selflearn.storage import store as jsonl
+from seeding import seed_record
 
 
 def lines(path):
@@ -79,3 +80,23 @@ def test_list_include_global_marks_origin_and_project_wins(run, tmp_path):
 def test_promote_needs_ids(run):
     code, _, err = run(["promote", "--ids", " , "])
     assert (code, err) == (2, "self_learning: error: promote: give card ids with --ids a,b (see `list`)\n")
+
+
+def test_promote_refuses_what_no_lifecycle_or_export_would_take(run, store, tmp_path):
+    seed_record({"aha_cards": [card("aha_no", status="rejected"), card("aha_ok"),
+                               card("aha_old", status="deprecated"),
+                               card("aha_gone", status="retired")]})
+    code, out, err = run(["promote", "--ids", "aha_no"])
+    assert (code, out) == (2, "")
+    assert err == ("self_learning: error: promote: card aha_no is rejected, so it stays out of "
+                   "the global store (to copy it, bring it back first: `aha-status --id aha_no "
+                   "--status accepted`); nothing was written\n")
+    code, _, err = run(["promote", "--ids", "aha_ok,aha_old,aha_gone"])
+    assert code == 2 and err.count("\n") == 3
+    assert "card aha_old is deprecated" in err and "card aha_gone is retired" in err
+    assert err.endswith("self_learning: error: promote: nothing was written\n")
+    assert not (tmp_path / "global").exists()
+    assert lines(store / "signals.jsonl") == []
+    assert run(["aha-status", "--id", "aha_no", "--status", "accepted"])[0] == 0
+    code, out, err = run(["promote", "--ids", "aha_no"])
+    assert code == 0 and out.startswith("promoted aha_no: Lesson aha_no\n"), err

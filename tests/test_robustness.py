@@ -352,8 +352,8 @@ def test_a_file_size_limit_stops_record_with_one_line_and_nothing_torn(tmp_path,
 @pytest.mark.parametrize("code_errno,fix", [
     (errno.EROFS, "the file system is read-only; point SELF_LEARNING_REPO_ROOT at a writable "
                   "folder"),
-    (errno.EACCES, "make it writable (chmod u+w) or point SELF_LEARNING_REPO_ROOT at a writable "
-                   "copy")])
+    (errno.EACCES, "it must be yours, readable and writable (chmod u+rw), or point "
+                   "SELF_LEARNING_REPO_ROOT at a copy you own")])
 def test_a_read_only_store_is_one_line_naming_path_and_fix(run, store, monkeypatch, code_errno,
                                                             fix):
     seed(store)

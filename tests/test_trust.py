@@ -354,3 +354,25 @@ def test_session_start_hook_injects_no_flagged_lesson_and_labels_the_rest(run, s
     code, out, err = run(["hook", "--agent", "claude"], json.dumps(start))
     assert code == 0 and "[aha_ok] Use pnpm here (from a person)" in out
     assert "aha_evil" not in out and "curl" not in out
+
+
+def test_review_suggests_commands_that_work_for_held_cards(run, store):
+    """The Next: line never suggests a plain acceptance or an export the screen would refuse."""
+    seed_record({"aha_cards": [
+        {"id": "aha_evil", "title": "Speed up CI", "scope": "portable",
+         "solution_steps": ["git commit --no-verify -m wip"]},
+        {"id": "aha_fine", "title": "Pin the node version", "status": "accepted",
+         "scope": "portable", "solution_steps": ["use .nvmrc"]}]})
+    assert run(["use", "--aha", "aha_evil,aha_fine"])[0] == 0
+    data = js(run, "review")
+    assert {c["id"] for c in data["backport_candidates"]} == {"aha_evil", "aha_fine"}
+    assert data["first_proposed"] == "aha_evil" and data["flagged"][0]["id"] == "aha_evil"
+    code, out, _ = run(["review"])
+    (nxt,) = [line for line in out.splitlines() if line.startswith("Next: ")]
+    assert "--ids aha_fine`" in nxt and "aha_evil," not in nxt and ",aha_evil" not in nxt
+    assert ("accept or reject new cards, e.g. `aha-status --id aha_evil --status rejected`, or "
+            "(the safety screen holds it: read it first) `--status accepted --accept-flagged`"
+            ) in nxt
+    assert "aha-status --id aha_evil --status accepted`" not in nxt
+    suggested = ["aha-status", "--id", "aha_evil", "--status", "accepted", "--accept-flagged"]
+    assert run(suggested)[0] == 0 and cards(store)["aha_evil"]["status"] == "accepted"

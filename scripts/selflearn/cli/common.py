@@ -5,11 +5,13 @@ modules. Must not import ``cli`` or any ``cli_*`` module; features never import 
 """
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import List, Optional
+from typing import Iterator, List, Optional, Sequence
 
 from ..storage import model, paths
+from ..storage.errors import UsageError
 
 PROG = "self_learning"  # re-exported by cli; here so cli_* can name it without importing cli
 SCRIPT = "python3 scripts/self_learning.py"
@@ -33,9 +35,16 @@ class TtyProgress:
         self.shown = False
 
     @classmethod
-    def for_stderr(cls) -> "Optional[TtyProgress]":
+    @contextlib.contextmanager
+    def on_stderr(cls) -> "Iterator[Optional[TtyProgress]]":
+        """A progress for the block when stderr is a terminal (else None), wiped at its end."""
         isatty = getattr(sys.stderr, "isatty", None)
-        return cls() if isatty and isatty() else None
+        progress = cls() if isatty and isatty() else None
+        try:
+            yield progress
+        finally:
+            if progress:
+                progress.close()
 
     def __call__(self, line: str) -> None:
         if self.clock() - self.start < self.DELAY:
@@ -68,6 +77,9 @@ class Context:
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
+        _existing_folder(args.repo_root, "--repo-root")
+        _existing_folder(None if args.repo_root else os.environ.get("SELF_LEARNING_REPO_ROOT"),
+                         "SELF_LEARNING_REPO_ROOT")
         self.repo_root = paths.find_repo_root(args.repo_root, script=sys.argv[0])
         self.user = paths.user_slug(args.user)
         from ..storage.memory import Stores
@@ -75,21 +87,66 @@ class Context:
                                      getattr(args, "include_global", False),
                                      tolerant=getattr(args, "tolerant", False))
         self.store_existed = os.path.isdir(self.stores.project.root)
+        self.warnings: List[str] = []  # said on stderr after the command's own
 
     @property
     def memory(self):
         return self.stores.project
 
     def wrote(self) -> None:
-        """After any write: make sure the store exists and INDEX.md is current."""
-        from ..storage import bootstrap
+        """After any write: make sure the store exists and INDEX.md is current. INDEX.md is
+        derived, so failing to rewrite it (a read-only folder) is a warning in ``warnings``:
+        the records are written and an error would make the caller write them again."""
+        from ..storage import bootstrap, errors
         from ..surfacing import index
         bootstrap.ensure_store(self.memory.root, self.repo_root, created=not self.store_existed)
-        index.refresh(self.memory, self.user)
+        try:
+            index.refresh(self.memory, self.user)
+        except OSError as exc:
+            self.warnings.append(f"the records are written but INDEX.md is not refreshed "
+                                 f"({errors.from_os(exc)}); run `index` once that is fixed")
 
 
-def _statuses(values: Optional[List[str]]) -> List[str]:
-    return [model.normalize_status(s.strip()) for v in values or [] for s in v.split(",") if s.strip()]
+def query_of(ctx: "Context") -> Optional[str]:
+    """``--query`` cut to ``search.MAX_QUERY_TERMS`` distinct terms, saying so on stderr."""
+    from ..surfacing import search
+    query = ctx.args.query
+    clipped = search.clip_query(query) if query else query
+    if clipped != query:
+        ctx.warnings.append(f"--query holds more than {search.MAX_QUERY_TERMS} distinct words; "
+                            f"only the text before {query[len(clipped):].split()[0][:40]!r} "
+                            "is matched")
+    return clipped
+
+
+def _existing_folder(path: Optional[str], where: str) -> None:
+    """A repository root given by hand must be a folder that exists (a typo is not a new,
+    empty store to read, nor a file to move away)."""
+    if path and not os.path.isdir(os.path.expanduser(path)):
+        what = "a file" if os.path.exists(os.path.expanduser(path)) else "missing"
+        raise UsageError(f"{where} {path} is {what}, not a folder; give the repository's "
+                         "folder (default: the nearest one holding .git)")
+
+
+def _statuses(values: Optional[List[str]], command: str,
+              known: Sequence[str] = model.CARD_STATUSES) -> List[str]:
+    """``--status`` values (comma-separated or repeated, aliases resolved); an unknown one is
+    bad input rather than a filter nothing matches."""
+    out = [model.normalize_status(s.strip()) for v in values or [] for s in v.split(",")
+           if s.strip()]
+    for status in out:
+        if status not in known:
+            raise UsageError(f"{command}: unknown --status {status!r} (one of: "
+                             f"{', '.join(known)})")
+    return out
+
+
+def bounded(command: str, flag: str, value, low: float, high: float):
+    """``value`` when ``low <= value <= high`` (never NaN), else bad input naming the range."""
+    if value is not None and not low <= value <= high:
+        span = f"{low:g} or more" if high == float("inf") else f"from {low:g} to {high:g}"
+        raise UsageError(f"{command}: {flag} must be a number {span}, got {value:g}")
+    return value
 
 
 AGENTS = ("claude", "codex", "gemini", "copilot", "cursor")

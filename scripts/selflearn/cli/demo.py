@@ -2,7 +2,8 @@
 
 Records an event, three cards and two recommendations, marks use and a
 status change, then shows ``list`` and ``review`` exactly as a user sees
-them. Uses a fresh temporary repo unless a repo root was given explicitly.
+them. Uses a fresh temporary repo unless ``--repo-root`` was given on the command
+line (``SELF_LEARNING_REPO_ROOT``, set for the hooks, names the real store: never).
 """
 
 import os
@@ -38,8 +39,7 @@ PAYLOAD = {
 
 
 def run(ctx) -> Tuple[dict, List[str]]:
-    explicit = ctx.args.repo_root or os.environ.get("SELF_LEARNING_REPO_ROOT")
-    stores = ctx.stores if explicit else Stores.resolve(
+    stores = ctx.stores if ctx.args.repo_root else Stores.resolve(
         tempfile.mkdtemp(prefix="self-learning-demo-"), ctx.user)
     memory = stores.project
     written = record.record(memory, PAYLOAD)

@@ -71,7 +71,9 @@ def _add_backport_remove(sub) -> None:
                        "unless --apply)",
                        description="Cuts exactly the chosen blocks; the SKILL.md pointer and the "
                        "reference file's header go with the last card, and a reference file the "
-                       "tool created is deleted once empty. Every other byte stays. " + BUNDLES,
+                       "tool created is deleted once empty. Every other byte stays. A backported card "
+                       "no other skill holds any more gets back the status it had before. "
+                       + BUNDLES,
                        epilog=examples(f"{SCRIPT} backport-remove --skill-path ./my-skill "
                                        "--aha-id aha_example",
                                        f"{SCRIPT} backport-remove --skill-path ./my-skill "
@@ -100,7 +102,8 @@ def _add_promote(sub) -> None:
                        "becomes accepted, recorded as a card version and an aha_status signal; "
                        "the candidates that stay are listed with the reason. With --ids: copies "
                        "the latest version of each card to the global store once and records an "
-                       "aha_promoted signal here; `list --include-global` then shows it in every "
+                       "aha_promoted signal here (a rejected, deprecated, retired, non-shareable, "
+                       "imported or held card is refused and nothing is written); `list --include-global` then shows it in every "
                        "repo (a project copy wins on id clash). Global store: "
                        "~/.agent-skills/self-learning/v1/users/<user>/ (moved by "
                        "SELF_LEARNING_GLOBAL_DIR).",

@@ -19,7 +19,13 @@ def _add_hook(sub) -> None:
                        "payload, appends one redacted observation; never fails the agent. "
                        "A second firing of the same event (same session, event, tool use and "
                        "prompt, within 2 s: the hook registered twice) is stored and injected once. "
-                       "Off when SELF_LEARNING_DISABLE=1 or .agent-skills/self-learning/disabled exists.",
+                       "Off when SELF_LEARNING_DISABLE=1 or .agent-skills/self-learning/disabled exists. "
+                       "It takes no --repo-root, --user or --format: the store is the one of "
+                       "SELF_LEARNING_REPO_ROOT, else of the agent's project folder "
+                       "(CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR, CURSOR_PROJECT_DIR), else of "
+                       "the repository of the current folder, as for every command; the user is "
+                       "SELF_LEARNING_USER or $USER.",
+                       parents=[],
                        epilog=examples(f"echo '{{\"hook_event_name\": \"SessionStart\", "
                                        f"\"session_id\": \"s1\", \"source\": \"startup\"}}' "
                                        f"| python3 -S scripts/self_learning.py hook --agent claude"))
@@ -65,7 +71,8 @@ def _run_install_hooks(ctx: Context) -> Tuple[dict, List[str]]:
             "changes": [{"path": str(c.path), "summary": c.summary} for c in changes]}
     head = _plugin_lines(plugins[0]) if plugins else []
     if a.dry_run:
-        lines = head + [c.summary for c in changes] + [install.render_diff(c) for c in changes]
+        lines = head + [c.summary for c in changes] + [
+            line for c in changes for line in install.render_diff(c).splitlines()]
         return data, lines or ["nothing to change"]
     written = install.apply(changes, Path(ctx.memory.root) / "backups")
     if not a.uninstall:

@@ -50,12 +50,8 @@ def _add_mine(sub) -> None:
 def _run_mine(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import mine
     a = ctx.args
-    progress = TtyProgress.for_stderr()
-    try:
+    with TtyProgress.on_stderr() as progress:
         data = mine.mine(ctx.memory, a.kind, a.since, a.dry_run, ctx.repo_root, progress)
-    finally:
-        if progress:
-            progress.close()
     a.writes = not a.dry_run and (
         any(e["action"] in ("created", "reinforced") for e in data["lessons"])
         or any(e["action"] in ("proposed", "updated") for e in data["proposals"]))
@@ -94,12 +90,8 @@ def _add_maintain(sub) -> None:
 def _run_maintain(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import maintain
     a = ctx.args
-    progress = TtyProgress.for_stderr()
-    try:
+    with TtyProgress.on_stderr() as progress:
         data = maintain.maintain(ctx.memory, ctx.repo_root, a.dry_run, a.force, progress)
-    finally:
-        if progress:
-            progress.close()
     a.writes = data["wrote"]
     return data, maintain.render(data)
 

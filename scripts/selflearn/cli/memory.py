@@ -10,7 +10,7 @@ import sys
 from typing import List, Tuple
 
 from ..storage import model, paths
-from .common import SCRIPT, Context, _statuses, examples, option
+from .common import SCRIPT, Context, _statuses, bounded, examples, option, query_of
 
 
 # --- init, paths, demo ---------------------------------------------------------------------
@@ -25,15 +25,15 @@ def _add_init(sub) -> None:
 
 
 def _run_init(ctx: Context) -> Tuple[dict, List[str]]:
-    from ..storage import bootstrap
+    from ..storage import bootstrap, store
     from ..surfacing import index
     from ..storage.memory import Memory
     args = ctx.args
     memory = Memory(paths.global_store(ctx.user), "global") if args.global_ else ctx.memory
     result = bootstrap.ensure_store(memory.root, None if args.global_ else ctx.repo_root,
                                     gitignore=False)
-    for name in paths.FILES.values():
-        open(os.path.join(memory.root, name), "a").close()
+    for name in paths.FILES.values():  # created private (0600), as every append makes them
+        store.append_bytes(os.path.join(memory.root, name), b"")
     if not args.global_ and not args.no_gitignore and (
             os.path.exists(os.path.join(ctx.repo_root, ".git"))
             or os.path.exists(os.path.join(ctx.repo_root, ".gitignore"))):
@@ -78,6 +78,10 @@ def _run_paths(ctx: Context) -> Tuple[dict, List[str]]:
 
 def _add_demo(sub) -> None:
     p = sub.add_parser("demo", help="record, list and review sample memories in a throwaway store",
+                       description="Writes sample cards, recommendations and signals into a new "
+                       "temporary folder (its path is printed; delete it when done). Only an "
+                       "explicit --repo-root puts them into that repository's store instead; "
+                       "SELF_LEARNING_REPO_ROOT never does, so your real memory stays clean.",
                        epilog=examples(f"{SCRIPT} demo"))
     p.set_defaults(run=_run_demo)
 
@@ -206,8 +210,13 @@ def _add_list(sub) -> None:
 def _run_list(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import review
     a = ctx.args
-    data = review.list_cards(ctx.stores, a.query, a.skill, a.tag, _statuses(a.status), a.limit)
+    data = review.list_cards(ctx.stores, query_of(ctx), a.skill, a.tag,
+                             _statuses(a.status, "list"),
+                             bounded("list", "--limit", a.limit, 0, float("inf")))
     return data, review.render_list(data)
+
+
+MAX_DAYS = 36500  # a window or idle time longer than a century is a typo
 
 
 def _add_review(sub) -> None:
@@ -229,8 +238,17 @@ def _add_review(sub) -> None:
 def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import review
     a = ctx.args
-    data = review.review(ctx.stores, a.days, a.since, a.scope, a.skill, _statuses(a.status),
-                         a.query, a.stale_days, review.SHOW if a.format == "text" else None)
+    since = model.parse_ts(a.since) if a.since else None
+    if since and since > model.now():
+        from ..storage.errors import UsageError
+        raise UsageError(f"review: --since {a.since} is in the future; give a past date, e.g. "
+                         "--since 2026-01-31, or --days 30")
+    statuses = _statuses(a.status, "review", tuple(dict.fromkeys(model.CARD_STATUSES
+                                                                  + model.REC_STATUSES)))
+    data = review.review(ctx.stores, bounded("review", "--days", a.days, 0, MAX_DAYS), a.since,
+                         a.scope, a.skill, statuses, query_of(ctx),
+                         bounded("review", "--stale-days", a.stale_days, 0, MAX_DAYS),
+                         review.SHOW if a.format == "text" else None)
     return data, review.render_review(data)
 
 
@@ -258,7 +276,10 @@ def _add_index(sub) -> None:
 
 
 def _run_index(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..storage import bootstrap
     from ..surfacing import index
+    # a store this creates is ignored in git, as after any first write
+    bootstrap.ensure_store(ctx.memory.root, ctx.repo_root, created=not ctx.store_existed)
     path = index.refresh(ctx.memory, ctx.user)
     return {"index": path}, [f"wrote {path}"]
 

@@ -9,6 +9,7 @@ warnings on stderr, and turns ``SelfLearningError`` into one
 
 import argparse
 import json
+import os
 import sys
 from typing import List, Optional
 
@@ -164,7 +165,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         data, lines = args.run(ctx)
         if getattr(args, "writes", False):
             ctx.wrote()
-        warnings = list(data.get("warnings") or [])
+        warnings = list(data.get("warnings") or []) + ctx.warnings
         off = paths.kill_switch(ctx.repo_root)
         if off and args.command not in ("paths", "doctor"):  # both say so in their output
             warnings.append(f"observation is off ({off}): hooks record and inject nothing and "
@@ -187,6 +188,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     except RecursionError:
         return _fail(UsageError("input nested too deeply to read (see references/FORMAT.md, "
                                 "\"Limits\")"))
+    except Exception as err:  # noqa: BLE001 - only the derived index's own failures
+        if type(err).__module__ != "sqlite3" or ctx is None:
+            raise
+        index = os.path.join(ctx.memory.root, "index.sqlite3")
+        return _fail(SelfLearningError(f"the derived index failed ({err}); it is rebuilt from "
+                                       f"the store's files: delete {index} and run the command "
+                                       "again"))
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: error: interrupted\n")
         return 130

@@ -33,8 +33,8 @@ def _add_proposals(sub) -> None:
                        epilog=examples(f"{SCRIPT} proposals list",
                                        f"{SCRIPT} proposals list --status all --kind skill "
                                        "--format json"))
-    p.add_argument("action", choices=ACTIONS, help="list (default: pending ones), show, apply, "
-                   "reject")
+    p.add_argument("action", choices=ACTIONS, nargs="?", default="list",
+                   help="list (the default; pending ones unless --status), show, apply, reject")
     p.add_argument("--id", help="the proposal (show, apply, reject)")
     p.add_argument("--status", choices=("proposed", "applied", "rejected", "all"),
                    default="proposed", help="list: which proposals (default: proposed)")

@@ -6,7 +6,7 @@ Imports ``cli_common`` and features only; must not import ``cli``.
 from typing import List, Tuple
 
 from ..storage import paths
-from .common import SCRIPT, Context, examples, option
+from .common import SCRIPT, Context, examples, option, query_of
 
 
 # --- advice ------------------------------------------------------------------------------------
@@ -44,9 +44,10 @@ def _run_advice(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import advice, injection
     a = ctx.args
     budget = advice.settings(ctx.repo_root)["budget"] if a.budget is None else a.budget
-    shape = advice.shape_for(a.format, "prompt" if a.query else "session_start")
+    query = query_of(ctx)
+    shape = advice.shape_for(a.format, "prompt" if query else "session_start")
     seen = injection.surfaced_in_session(ctx.memory.path("surfacings"), a.session_id or "")
-    data = advice.advise(ctx.memory, ctx.repo_root, a.query, budget, seen, shape, remember=True)
+    data = advice.advise(ctx.memory, ctx.repo_root, query, budget, seen, shape, remember=True)
     if a.format == "claude-hook" and paths.kill_switch(ctx.repo_root):
         data.update(output="", items=[], chars=0)  # a hook's injection: off with observation
         return data, []

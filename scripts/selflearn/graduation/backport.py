@@ -5,7 +5,8 @@ Owns the workflows: which cards may go, the plan for ``references/self-learning-
 the export bundle, and cutting blocks back out. The block format and the
 write containment live in ``skillblocks``. Invariants: every export leaves a
 bundle and a ``backports.jsonl`` line; nothing outside the planned blocks
-changes. Must not import cli.
+changes; a card is ``backported`` while a skill holds its block (a removal appends
+the status it had before). Must not import cli.
 """
 
 import difflib
@@ -13,7 +14,7 @@ import json
 import os
 from typing import Container, Dict, List, Optional, Tuple
 
-from ..storage import model, screen, store
+from ..storage import model, screen, store, update
 from ..storage.errors import SelfLearningError, UsageError
 from ..storage.memory import Memory
 from .skillblocks import (ID_OK, REF_NAME, Target, append_block, block, cut, read_text,
@@ -364,10 +365,57 @@ def remove(memory: Memory, skill_path: str, backport_id: Optional[str] = None,
     data = {"target_skill": target.name, "skill_path": target.root, "applied": apply,
             "removed": [{"aha_id": b.attrs.get("id"), "backport_id": b.attrs.get("backport"),
                          "line": b.line} for b in chosen],
-            "remaining_card_ids": left, "files": files, "backup_dir": None}
+            "remaining_card_ids": left, "files": files, "backup_dir": None,
+            "status_changes": _unmark_plan(memory, target, [b.attrs.get("id") for b in chosen])}
     if apply and chosen:
         data["backup_dir"] = _remove_files(memory, target, old, new, rmdir)
+        _unmark(memory, data["status_changes"], target.name)
     return data
+
+
+def _unmark_plan(memory: Memory, target: Target, ids: List[str]) -> List[dict]:
+    """The backported cards whose last block leaves with this removal, and the status each
+    had before it was backported (``accepted`` when no earlier version says)."""
+    cards = memory.folded("cards")
+    gone = [cid for cid in dict.fromkeys(ids)
+            if (cards.get(cid) or {}).get("status") == "backported"
+            and not _held_elsewhere(memory, cid, target.root)]
+    before: Dict[str, str] = {}
+    for line in memory.load("cards"):
+        status = line.get("status")
+        if line.get("id") in gone and isinstance(status, str) and status != "backported":
+            before[line["id"]] = model.normalize_status(status)
+    return [{"aha_id": cid, "from": "backported", "to": before.get(cid, "accepted")}
+            for cid in gone]
+
+
+def _held_elsewhere(memory: Memory, cid: str, root: str) -> bool:
+    """True when another skill an applied backport wrote this card into still holds its block."""
+    others = {r.get("target_skill_path") for r in memory.load("backports")
+              if r.get("applied") and cid in (r.get("result_card_ids") or [])}
+    for other in others - {root, None}:
+        ref = os.path.join(str(other), "references", REF_NAME)
+        try:
+            text = read_text(ref, "backport-remove")
+            if text and any(b.kind == "aha" and b.attrs.get("id") == cid
+                            for b in scan(text, ref)):
+                return True
+        except SelfLearningError:
+            return True  # markers broken there: it cannot be told, so the card keeps its claim
+    return False
+
+
+def _unmark(memory: Memory, changes: List[dict], skill: str) -> None:
+    """A version with the status from before the backport and an ``aha_status`` signal."""
+    if not changes:
+        return
+    cards = memory.folded("cards")
+    memory.append_all([
+        ("cards", [update.new_version(cards[c["aha_id"]], status=c["to"]) for c in changes]),
+        ("signals", [model.complete("signal", {
+            "kind": "aha_status", "aha_id": c["aha_id"], "source": "backport",
+            "context": f"backported -> {c['to']}: its block left skill {skill}"})
+            for c in changes])])
 
 
 def _remove_files(memory: Memory, target: Target, old: dict, new: dict, rmdir: bool) -> str:
@@ -377,13 +425,17 @@ def _remove_files(memory: Memory, target: Target, old: dict, new: dict, rmdir: b
     for path in changed:
         store.atomic_write(os.path.join(backup, target.rel(path)),
                            old[path].encode("utf-8", "surrogateescape"))
-    for path in changed:
-        if new[path] is None:
-            os.unlink(path)
-        else:
-            write_text(path, new[path])
-    if rmdir and not os.listdir(target.ref_dir):
-        os.rmdir(target.ref_dir)
+    try:  # writes before the deletion: a refused write then leaves both files as they were
+        for path in sorted(changed, key=lambda p: new[p] is None):
+            if new[path] is None:
+                os.unlink(path)
+            else:
+                write_text(path, new[path])
+        if rmdir and not os.listdir(target.ref_dir):
+            os.rmdir(target.ref_dir)
+    except OSError as exc:
+        raise SelfLearningError(f"backport-remove: cannot write {exc.filename}: {exc.strerror}; "
+                                f"the files as they were are in {backup}") from None
     return backup
 
 
@@ -434,6 +486,8 @@ def render_remove(data: dict) -> List[str]:
              for b in data["removed"]]
     lines += [f"  {f['path']}: {f['change'] if data['applied'] else 'would be ' + f['change']}"
               for f in data["files"] if f["change"] != "unchanged"]
+    lines += [f"  card {c['aha_id']}: {'now' if data['applied'] else 'would be'} {c['to']} "
+              "(no longer backported)" for c in data["status_changes"]]
     lines.append(f"backup: {data['backup_dir']}" if data["applied"]
                  else "to do it: run the same command with --apply")
     return lines

@@ -3,7 +3,8 @@
 The global store (``paths.global_store``, moved by ``SELF_LEARNING_GLOBAL_DIR``)
 is what ``list``/``review --include-global`` read beside the project, where
 the project version wins on an id clash. Invariants: every card is checked
-before the first write; a card is copied only when the global store lacks
+before the first write (a rejected, deprecated, retired, non-shareable,
+imported or held card is refused); a card is copied only when the global store lacks
 its latest content (promoting again is a no-op); each copy adds one
 ``aha_promoted`` signal to the project store. Must not import cli.
 """
@@ -23,7 +24,8 @@ def _content(card: dict) -> Dict:
 
 
 def promote(project: Memory, global_: Memory, ids: List[str], user: str) -> dict:
-    """Copy the latest version of each card once; refuse unknown or non-shareable ones."""
+    """Copy the latest version of each card once; refuse unknown, non-shareable, rejected,
+    deprecated or retired, imported and held ones (the same cards no export may take)."""
     if not ids:
         raise UsageError("promote: give card ids with --ids a,b (see `list`)")
     cards, there = project.folded("cards"), global_.folded("cards")
@@ -35,6 +37,11 @@ def promote(project: Memory, global_: Memory, ids: List[str], user: str) -> dict
         elif card.get("shareable", True) is not True:
             problems.append(f"promote: card {cid} is not shareable (shareable: false), so it "
                             "stays in this project")
+        elif model.normalize_status(card.get("status", "proposed")) in model.HIDDEN_STATUSES:
+            status = model.normalize_status(card.get("status"))
+            problems.append(f"promote: card {cid} is {status}, so it stays out of the global "
+                            f"store (to copy it, bring it back first: `aha-status --id {cid} "
+                            "--status accepted`)")
         elif card.get("_imported"):
             problems.append(f"promote: card {cid} comes from a store git tracks (imported); a "
                             f"local person accepts it first (`aha-status --id {cid} --status "
@@ -43,6 +50,8 @@ def promote(project: Memory, global_: Memory, ids: List[str], user: str) -> dict
             problems.append(f"promote: card {cid} is held by the safety screen "
                             f"({'; '.join(screen.blocked(card))}); a person accepts it first "
                             f"(`aha-status --id {cid} --status accepted --accept-flagged`)")
+    if len(problems) == 1:
+        raise UsageError(problems[0] + "; nothing was written")
     if problems:
         raise UsageError("\n".join(problems + ["promote: nothing was written"]))
     copies, report = [], []

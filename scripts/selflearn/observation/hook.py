@@ -50,6 +50,8 @@ def _parse_args(argv: list) -> dict:
 def _repo_root() -> str:
     explicit = fs.env("SELF_LEARNING_REPO_ROOT")
     if explicit:
+        if not fs.isdir(fs.expanduser(explicit)):  # a typo: create nothing (doctor names it)
+            raise ValueError("SELF_LEARNING_REPO_ROOT is not a folder")
         return paths.find_repo_root(explicit)
     for var in PROJECT_DIR_VARS:
         if fs.env(var):

@@ -30,18 +30,45 @@ def ignored_already(text: str) -> bool:
 
 
 def ensure_gitignore(repo_root: str) -> Optional[str]:
-    """Add the ignore line when missing; returns the file changed, or None."""
+    """Add the ignore line when missing; returns the file changed, or None. A ``.gitignore``
+    that is a link (a shared file) is not rewritten: the line goes to ``.git/info/exclude``."""
     path = os.path.join(repo_root, ".gitignore")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        text = ""
+    text = _read(path)
     if ignored_already(text):
         return None
+    if os.path.islink(path):
+        return _exclude_locally(repo_root)
+    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
+    store.atomic_write(path, _added(text), private=False)
+    if mode is not None:
+        os.chmod(path, mode)  # the replacement keeps the person's mode (0664, 0444, …)
+    return path
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _added(text: str) -> str:
     sep = "" if not text or text.endswith("\n") else "\n"
-    addition = f"{sep}# self-learning-skills memory: per user, may hold private notes\n{IGNORE_LINE}\n"
-    store.atomic_write(path, text + addition, private=False)
+    return f"{text}{sep}# self-learning-skills memory: per user, may hold private notes\n{IGNORE_LINE}\n"
+
+
+def _exclude_locally(repo_root: str) -> Optional[str]:
+    """The ignore line in this clone's ``.git/info/exclude`` (None where ``.git`` is no folder)."""
+    info = os.path.join(repo_root, ".git", "info")
+    if not os.path.isdir(os.path.dirname(info)):
+        return None
+    path = os.path.join(info, "exclude")
+    text = _read(path)
+    if ignored_already(text):
+        return None
+    os.makedirs(info, exist_ok=True)
+    store.atomic_write(path, _added(text), private=False)
     return path
 
 

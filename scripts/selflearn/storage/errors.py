@@ -21,8 +21,10 @@ class UsageError(SelfLearningError):
 
 
 _FIXES = {  # errno -> what to do about it
-    13: "make it writable (chmod u+w) or point SELF_LEARNING_REPO_ROOT at a writable copy",
-    1: "make it writable (chmod u+w) or point SELF_LEARNING_REPO_ROOT at a writable copy",
+    13: "it must be yours, readable and writable (chmod u+rw), or point "
+        "SELF_LEARNING_REPO_ROOT at a copy you own",
+    1: "it must be yours, readable and writable (chmod u+rw), or point "
+       "SELF_LEARNING_REPO_ROOT at a copy you own",
     30: "the file system is read-only; point SELF_LEARNING_REPO_ROOT at a writable folder",
     28: "the disk is full; free some space and run the command again",
     27: "a file-size limit (ulimit -f) stopped the write; raise the limit and run the "

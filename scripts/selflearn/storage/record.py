@@ -300,6 +300,10 @@ def parse_json(data, where: str):
     except UnicodeDecodeError as exc:
         raise UsageError(f"record: {where} is not UTF-8 (byte {exc.start}); nothing was "
                          "written") from None
+    if not text.strip().lstrip("\ufeff"):
+        raise UsageError(f"record: {where} is empty; give one JSON object such as "
+                         "{\"aha_cards\": [{\"title\": \"...\"}]} (fields: references/FORMAT.md); "
+                         "nothing was written")
     try:
         return json.loads(text.lstrip("\ufeff"), parse_constant=_no_constant)
     except RecursionError:
@@ -313,6 +317,10 @@ def read_payload(source: Optional[str], stdin) -> object:
     """Read the payload from a regular file, or ``-``/None for stdin (bytes, checked as UTF-8)."""
     limit = model.MAX_PAYLOAD_BYTES + 1
     if source in (None, "-"):
+        if getattr(stdin, "isatty", lambda: False)():  # a person typed `record`: do not hang
+            raise UsageError("record: reads one JSON object from standard input or --json FILE, "
+                             "e.g. echo '{\"aha_cards\": [{\"title\": \"...\"}]}' | "
+                             "python3 scripts/self_learning.py record; nothing was written")
         stream = getattr(stdin, "buffer", None)
         return parse_json(stream.read(limit) if stream is not None else stdin.read(limit),
                           "standard input")

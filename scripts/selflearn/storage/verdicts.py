@@ -61,11 +61,15 @@ class Verdicts:
     def save(self) -> None:
         if self.readonly or not self.new:
             return
-        if self.table is not None:
-            self.table.put_verdicts(self.new)
-        elif fs.isdir(fs.dirname(self.path)):
-            seen = self.seen if len(self.seen) <= MAX_SEEN else dict(self.new)
-            store.atomic_write(self.path, fastjson.dumps({"v": 1, "rules": RULES, "seen": seen}))
+        try:
+            if self.table is not None:
+                self.table.put_verdicts(self.new)
+            elif fs.isdir(fs.dirname(self.path)):
+                seen = self.seen if len(self.seen) <= MAX_SEEN else dict(self.new)
+                store.atomic_write(self.path, fastjson.dumps({"v": 1, "rules": RULES,
+                                                             "seen": seen}))
+        except OSError:  # a read-only store: the verdicts are judged again next time
+            return
         self.new = {}
 
 

@@ -266,9 +266,11 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
         actions.append(f"{len(data['flagged'])} lesson(s) held by the safety screen: read them "
                        f"(`list --format json`), then `aha-status --id {first} --status rejected`"
                        f" or, if safe, `--status accepted --accept-flagged`")
-    if data["backport_candidates"]:
-        ids = ",".join(c["id"] for c in data["backport_candidates"][:SHOW])
-        actions.append(f"graduate proven portable cards: `export-backport --skill-path <skill> --ids {ids}`")
+    held = {c["id"] for c in data["flagged"]}
+    ready = [c["id"] for c in data["backport_candidates"] if c["id"] not in held][:SHOW]
+    if ready:
+        actions.append("graduate proven portable cards: `export-backport --skill-path <skill> "
+                       f"--ids {','.join(ready)}`")
     if data["proposals"]:
         actions.append(f"decide {len(data['proposals'])} proposal(s): "
                        f"`proposals show --id {data['proposals'][0]['id']}`")
@@ -279,9 +281,16 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
     if data["totals"]["mined_candidates"]:
         actions.append(f"{data['totals']['mined_candidates']} mined candidate(s): "
                        "`promote --dry-run` shows which have earned acceptance")
-    if data["first_proposed"]:
-        actions.append(f"accept or reject new cards, e.g. `aha-status --id "
-                       f"{data['first_proposed']} --status accepted`")
+    new = data["first_proposed"]
+    if new in held:
+        actions.append(f"accept or reject new cards, e.g. `aha-status --id {new} --status "
+                       "rejected`, or (the safety screen holds it: read it first) `--status "
+                       "accepted --accept-flagged`")
+    elif new:  # not screened yet when too many lessons waited: the command will say
+        actions.append(f"accept or reject new cards, e.g. `aha-status --id {new} "
+                       "--status accepted`" + (" (it names `--accept-flagged` if the safety "
+                                               "screen holds the card)"
+                                               if data.get("unscreened") else ""))
     if stores.warnings:
         actions.append("some lines are unreadable: run `repair` then `repair --apply`")
     return actions or ["nothing needs attention"]

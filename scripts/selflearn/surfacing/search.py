@@ -46,6 +46,22 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
+# Distinct terms a query keeps: a pasted log is not a question, and the derived index's SQL
+# names each term (SQLite caps expression depth at 1000 and, before 3.32, variables at 999).
+MAX_QUERY_TERMS = 200
+
+
+def clip_query(text: str, limit: int = MAX_QUERY_TERMS) -> str:
+    """``text`` up to the word that would take its distinct terms over ``limit``."""
+    seen: set = set()
+    for match in _WORD.finditer(text or ""):
+        new = set(tokenize(match.group())) - seen
+        if len(seen) + len(new) > limit:
+            return text[:match.start()].rstrip()
+        seen |= new
+    return text
+
+
 _PIECES: Dict[str, tuple] = {}  # word -> its tokens (a vocabulary is small; indexing repeats it)
 
 
