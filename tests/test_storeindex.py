@@ -490,3 +490,22 @@ def test_a_rebuild_leaves_no_write_ahead_log_behind(tmp_path, monkeypatch):
     wal = os.path.join(store_dir, storeindex.FILE + "-wal")
     assert not os.path.exists(wal) or os.path.getsize(wal) == 0
     assert ix.lines("cards") == 300
+
+
+def test_emptying_the_log_after_a_rebuild_never_waits_for_a_reader(tmp_path, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(storeindex, "TIMEOUT", 20.0)
+    store_dir = str(tmp_path / "store")
+    _write(store_dir, {"cards": [_card("aha_1", "pytest cache")]}, slice(None))
+    reader = storeindex.open_index(Memory(store_dir))  # holds a read snapshot
+    reader.rows("SELECT count(*) FROM cards")
+    path = os.path.join(store_dir, paths.FILES["cards"])
+    data = open(path, "rb").read()
+    os.unlink(path)  # a new inode: the next opener rebuilds, then checkpoints
+    with open(path, "wb") as fh:
+        fh.write(data)
+    import time
+    began = time.monotonic()
+    storeindex.open_index(Memory(store_dir)).close()
+    assert time.monotonic() - began < 10.0  # it did not sit out the busy timeout
+    reader.close()

@@ -381,11 +381,14 @@ class Index:
         """Move a rebuild's pages into the database now and empty the write-ahead log: a
         hook ends with ``_exit`` (no close, which would do it), and every later opener would
         otherwise read hundreds of MB of log to recover. Readers still on an older snapshot
-        leave it for the next close (SQLite's own checkpoints)."""
+        leave it for the next close (SQLite's own checkpoints): this never waits for them."""
+        self.db.execute("PRAGMA busy_timeout=0")  # never wait for a reader: it is a courtesy
         try:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         except sqlite3.OperationalError:
             pass
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout={int(TIMEOUT * 1000)}")
 
     def _rebuild(self) -> None:
         """Derive everything again, without the secondary indexes while rows go in: building
