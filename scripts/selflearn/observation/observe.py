@@ -47,6 +47,8 @@ _SUBCOMMAND_TOOLS = {
     "mise", "task", "turbo", "nx", "pixi", "rye"}
 _INTERPRETERS = {"python", "node", "ruby", "perl", "bash", "sh", "zsh", "php"}
 _RUNNER_SUBS = {"run", "run-script", "exec", "x", "dlx"}
+# Programs that run other programs: an error from another program is theirs to report.
+RUNNERS = _SUBCOMMAND_TOOLS | _INTERPRETERS | _WRAPPERS | {"xargs", "find", "watch", "parallel"}
 _OPTS_WITH_ARG = {"-C", "-c", "-f", "--prefix", "--manifest-path", "--filter", "-p", "-w"}
 _FILE_KEYS = ("file_path", "path", "absolute_path", "filePath", "target_file", "notebook_path")
 _PATTERN_KEYS = ("pattern", "query", "regex", "glob", "url", "dir_path", "path")
@@ -187,7 +189,8 @@ def _exit_code(text: str, first_only: bool = False):
 # --- commands and tools -----------------------------------------------------
 
 def _segments(command: str) -> list:
-    """Split a shell line at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes."""
+    """Split a shell line at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes (``2>&1``
+    and ``&>`` are redirections, not separators)."""
     parts, buf, quote, i = [], [], "", 0
     while i < len(command):
         ch = command[i]
@@ -195,6 +198,8 @@ def _segments(command: str) -> list:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
             quote = ch
+        elif ch == "&" and (command[i - 1:i] == ">" or command[i + 1:i + 2] == ">"):
+            pass  # a redirection (2>&1, &>file), not a separator
         elif ch in ";|&\n":
             parts.append("".join(buf))
             buf = []
