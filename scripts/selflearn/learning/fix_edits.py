@@ -17,17 +17,20 @@ _CUT = "\u2026"          # how a cut observation field ends
 
 
 def named_file(line: str) -> str:
-    """The file a cause line starts with: ``a/b.go:12:3: msg`` or ``a/b.ts(6,33): msg``."""
+    """The file a cause line starts with (``a/b.go:12:3: msg``, ``a/b.ts(6,33): msg``) or,
+    failing that, ends with (``Merge conflict in a/b.go``); '' when it names none."""
     head = line.split(": ", 1)[0].strip() if ": " in line else ""
     if "(" in head and head.endswith(")"):
         path, _, where = head[:-1].partition("(")
-        if where.replace(",", "").isdigit():
-            head = path
+        head = path if where.replace(",", "").isdigit() else ""
     else:
         parts = head.split(":")
         while len(parts) > 1 and parts[-1].isdigit():
             parts.pop()
         head = parts[0] if len(parts) == 1 and head != parts[0] else ""
+    if not head:  # "Merge conflict in a/b.go": a path as the line's last word
+        last = line.split()[-1] if line.split() else ""
+        head = last.rstrip(".,;:") if "/" in last else ""
     name = head.rsplit("/", 1)[-1]
     return head if "." in name and " " not in head and not head.startswith("(") else ""
 
@@ -63,26 +66,28 @@ def _tokens(text: str) -> Tuple[List[str], bool]:
 
 
 def change(obs: dict) -> Tuple[str, str]:
-    """``(removed, added)`` text of a recorded edit, or ``('', '')`` when there is no diff or
-    it changes more than ``MAX_CHANGED_WORDS`` words."""
+    """``(removed, added)`` text of a recorded edit: each side from its first to its last
+    changed word (so ``_ := f()`` -> ``err := f() if err != nil {...}`` keeps ``f()``), or
+    ``('', '')`` when there is no diff or more than ``MAX_CHANGED_WORDS`` words changed."""
     old, old_cut = _tokens(obs.get("edit_old"))
     new, new_cut = _tokens(obs.get("edit_new"))
     if not old and not new:
         return "", ""
-    if old_cut or new_cut:  # compare only what both records kept
-        n = min(len(old), len(new)) if old_cut and new_cut else None
-        old, new = (old[:n], new[:n]) if n is not None else (old, new)
-    removed, added = [], []
+    if old_cut and new_cut:  # compare only what both records kept
+        n = min(len(old), len(new))
+        old, new = old[:n], new[:n]
+    spans, changed = [], 0
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if op == "equal":
             continue
         if (old_cut or new_cut) and (i2 == len(old) or j2 == len(new)) and op != "insert":
             continue  # the difference at the cut end is the cut, not the edit
-        removed += old[i1:i2]
-        added += new[j1:j2]
-    if not removed and not added or len(removed) + len(added) > MAX_CHANGED_WORDS:
+        spans.append((i1, i2, j1, j2))
+        changed += (i2 - i1) + (j2 - j1)
+    if not spans or changed > MAX_CHANGED_WORDS:
         return "", ""
-    return " ".join(removed), " ".join(added)
+    first, last = spans[0], spans[-1]
+    return " ".join(old[first[0]:last[1]]), " ".join(new[first[2]:last[3]])
 
 
 def _mentions(text: str, names: List[str]) -> bool:
@@ -101,17 +106,18 @@ def edits_named(obs: dict, named: str) -> bool:
 
 
 def describe(obs: dict, named: str, names: List[str], suggested: List[str]) -> Tuple[str, str]:
-    """``(step, how)`` for an edit of the named file whose small change mentions a name the
-    error is about: how ``suggested`` when it puts in what the error said to use (proof
-    enough), ``named`` otherwise (proven once the failed command passes); ``('', '')`` else."""
+    """``(step, how)`` for an edit of the file the error names. When its change is small and
+    mentions a name the error is about, the step says what changed and how is ``suggested``
+    (it puts in what the error said to use: proof enough) or ``named`` (proven once the
+    failed command passes); otherwise the step only names the file and how is ''."""
+    where = named.rsplit("/", 1)[-1]
     removed, added = change(obs)
     if not removed and not added:
-        return "", ""
+        return f"edit `{where}` (the file the error names)", ""
     how = "suggested" if suggested and _mentions(added, suggested) else \
         "named" if _mentions(removed + " " + added, names + suggested) else ""
     if not how:
-        return "", ""
-    where = named.rsplit("/", 1)[-1]
+        return f"edit `{where}` (the file the error names)", ""
     r, a = _cut(removed), _cut(added)
     what = f"replace `{r}` with `{a}`" if r and a else f"add `{a}`" if a else f"remove `{r}`"
     said = "as the error says" if how == "suggested" else "the file the error names"

@@ -53,6 +53,7 @@ CONFIG_FILES = ("package.json", "tsconfig.json", "pyproject.toml", "setup.cfg", 
                 "babel.config", ".eslintrc", ".prettierrc", "docker-compose", "dockerfile")
 CONFIG_DIRS = ("config/", ".github/", ".cargo/", ".vscode/")
 _PRELUDE = ("cd", "pushd", "popd", "export", "source", ".", "set", "unset")
+_NAMED = "(the file the error names)"  # how a step that edited that file ends
 
 
 def _resembles(failed_family: str, family: str, args: str) -> bool:
@@ -259,9 +260,15 @@ def miner(agg: dict, setup: Setup) -> Run:
                 elif how != "skip":
                     _fix(fp, cluster, what, failed, how == "same", sid, obs,
                          "variant" if how == "same" else how,
-                         entry[8] if how == "instead" and entry[8] != "missing" else "")
+                         entry[8] if how == "instead" and entry[8] != "missing" else "",
+                         [s for s in steps if s.endswith(_NAMED)]
+                         if how in ("same", "program") else [])
+                if how == "program" and any(x.endswith(_NAMED) for x in steps):
+                    continue  # the named file was edited, then this ran: the fix is complete
                 if how == "program":  # another subcommand may prepare a re-run: keep waiting
                     steps = (steps + [f"run `{what}`"])[-MAX_STEPS_KEPT:]
+                elif how == "diagnostic":  # it only looked: what fixed it may come next
+                    pass
                 elif how != "skip":
                     continue
             elif shell and ok and not causes.hidden_success(args) and not _looking(args) \
@@ -272,8 +279,9 @@ def miner(agg: dict, setup: Setup) -> Run:
                 if how == "suggested":  # the edit puts in what the error said to use
                     _fix(fp, cluster, step, failed, False, sid, obs, "edit")
                     continue
-                if step:
+                if steps[-1:] != [step]:
                     steps = (steps + [step])[-MAX_STEPS_KEPT:]
+                if how:
                     rest = entry[8:13] + [True]
             elif _config_edit(obs):
                 steps = (steps + [f"edit `{_config_edit(obs)}`"])[-MAX_STEPS_KEPT:]
@@ -326,7 +334,7 @@ def miner(agg: dict, setup: Setup) -> Run:
             return "instead", core
         return ("same" if _same_family(fam, family, args) else "program"), core
 
-    def _fix(fp, cluster, what, failed, same_family, sid, obs, how, via="") -> None:
+    def _fix(fp, cluster, what, failed, same_family, sid, obs, how, via="", before=()) -> None:
         fixes = cluster.setdefault("fixes", {})
         key = fingerprint.normalize(what)  # the same fix for another branch or file is one
         fix = fixes.get(key)
@@ -338,6 +346,8 @@ def miner(agg: dict, setup: Setup) -> Run:
                                  "seen": [obs.get("id", "?"), sid, obs.get("ts", "?")]}
             if via:
                 fix["via"] = via  # the program that answered instead of the one run
+            if before:
+                fix["before"] = steps_text(list(before))  # e.g. resolving the named file
         fix["count"] += 1
         changed.add(fp)
 
@@ -443,6 +453,8 @@ def _step(f: dict) -> str:
                 f"other options); `{f['args']}` did the job instead")
     if how == "instead":
         return f"the program is not installed here; `{f['args']}` did the job instead"
+    if f.get("before"):
+        return f"{f['before']}, then `{f['args']}` succeeded after `{f['failed']}` failed"
     if f["same_family"]:
         return f"use `{f['args']}` instead of `{f['failed']}`"
     return f"`{f['args']}` succeeded next, after `{f['failed']}` failed"
@@ -463,12 +475,12 @@ def _lesson(fp: str, c: dict) -> dict:
     label, head = fingerprint.command_word(c), fingerprint.head_of(c["fingerprint"])
     shown = shown_line(c["example"]["error"]) or head
     n = len(c["sessions"])
-    order = {"hint": 0, "instead": 0, "cd": 0, "edit": 0, "steps": 1, "edited": 1,
+    order = {"hint": 0, "instead": 0, "cd": 0, "edit": 0, "edited": 0, "steps": 1,
              "variant": 2, "program": 3,
              "diagnostic": 4}
     fixes = sorted(c.get("fixes", {}).values(),
                    key=lambda f: (order.get(f.get("how", "variant"), 2), -f["count"]))[:MAX_FIXES]
-    steps = [_step(f) for f in fixes]
+    steps = [fingerprint.placeholders(_step(f), c["example"]["error"]) for f in fixes]
     if c.get("cwd") and fixes:
         steps.insert(0, f"the shell was still in `{c['cwd']}` (a `cd` lasts from one call to "
                         "the next): relative paths resolve there; use absolute paths")
