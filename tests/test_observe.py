@@ -18,7 +18,7 @@ SCRIPTS = os.path.join(REPO, "scripts")
 if SCRIPTS not in sys.path:
     sys.path.insert(0, SCRIPTS)
 
-from selflearn.observation import fields, observe  # noqa: E402
+from selflearn.observation import observe, toolcall  # noqa: E402
 from selflearn.storage import redact
 
 HOOKS = os.path.join(REPO, "tests", "data", "hooks")
@@ -176,7 +176,7 @@ def test_command_family(command, family):
     ("all good", False, None),
 ])
 def test_exit_code(text, first_only, code):
-    assert fields.exit_code(text, first_only) == code
+    assert toolcall.exit_code(text, first_only) == code
 
 
 @pytest.mark.parametrize("name,kind", [
@@ -281,6 +281,6 @@ def test_hook_path_imports_no_heavy_modules(call):
 
 def test_module_parses_as_python39():
     folder = os.path.dirname(observe.__file__)
-    for name in ("observe", "commands", "fields", "toolcall", "dialects"):
+    for name in ("observe", "commands", "toolcall"):
         with open(os.path.join(folder, name + ".py"), encoding="utf-8") as f:
             ast.parse(f.read(), feature_version=(3, 9))
