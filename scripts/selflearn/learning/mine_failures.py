@@ -192,6 +192,18 @@ def _replaced(obs: dict, line: str) -> str:
     return other if what in words[1:] else ""
 
 
+def _stands_in(args: str, flat: str, failed: str) -> bool:
+    """Whether a command that succeeded can stand in for a missing program: it is not
+    riskier, and it only looks around if the missing one did too (``mise tasks | grep lint``
+    does not do a linter's job); unless both only look around (``find | head`` for ``tree``:
+    the output is the point), its success must not be hidden."""
+    if causes.riskier(args, failed):
+        return False
+    if _looking(flat):
+        return _looking(args)
+    return not _looking(args) and not causes.hidden_success(args)
+
+
 def _hinted(args: str, hints: List[str]) -> bool:
     core = _flat(args)
     return any(h and (core == h or core.startswith(h + " ") or h in core) for h in hints)
@@ -309,7 +321,7 @@ def miner(agg: dict, setup: Setup) -> Run:
         if ok and _hinted(args, hints) and not causes.riskier(args, failed):
             return "hint", core
         if not _resembles(fam, family, args) and not _same_family(fam, family, args):
-            if ok and entry[8]:
+            if ok and entry[8] and _stands_in(args, flat, failed):
                 return "instead", core  # the program was missing: what ran next does the job
             if ok and _diagnostic(args):
                 return "diagnostic", core
