@@ -161,6 +161,12 @@ def test_real_claude_payload(path):
     ("./node_modules/.bin/jest --ci", "jest"),
     ("cd somewhere", "cd"),
     ("", ""),
+    # entire-cli session 9fd2fc39aa5f-0 (bench/learning): a `$(...)` assignment spans words
+    ("POSTHOG_PATH=$(go env GOMODCACHE)/github.com/posthog/posthog-go@* && grep -A 30 "
+     "\"func (c \\*client) Close\" $POSTHOG_PATH/posthog.go 2>/dev/null || find", "grep"),
+    ("GOMODCACHE=$(go env GOMODCACHE) && grep -B5 -A15 \"type Config struct\" x | head -40",
+     "grep"),
+    ("A=$(echo $(pwd)) ls -la", "ls"),
 ])
 def test_command_family(command, family):
     assert observe.command_family(command) == family

@@ -50,15 +50,25 @@ def _is_assignment(token: str) -> bool:
     return "=" in token and token.split("=", 1)[0].isidentifier()
 
 
+def _words(segment: str) -> list:
+    """The words of a segment from its program on: leading assignments (``X=$(go env Y)``,
+    whose ``$(...)`` may span words), wrappers, options and numbers left out."""
+    tokens = [t.strip("'\"") for t in segment.split()]
+    depth = 0
+    while tokens and (depth or _is_assignment(tokens[0]) or tokens[0] in WRAPPERS
+                      or tokens[0].startswith("-") or tokens[0].replace(".", "").isdigit()):
+        if depth or _is_assignment(tokens[0]):
+            depth = max(0, depth + tokens[0].count("$(") - tokens[0].count(")"))
+        tokens.pop(0)
+    return tokens
+
+
 def command_family(command: str) -> str:
     """The command's family: ``npm run build``, ``git push``, ``python3 -m pytest``, ``make``."""
     parts = segments(command)
-    chosen = next((s for s in parts if s.split()[0] not in PRELUDE),
+    chosen = next((s for s in parts if s.split()[0] not in PRELUDE and _words(s)),
                   parts[0] if parts else "")
-    tokens = [t.strip("'\"") for t in chosen.split()]
-    while tokens and (_is_assignment(tokens[0]) or tokens[0] in WRAPPERS
-                      or tokens[0].startswith("-") or tokens[0].replace(".", "").isdigit()):
-        tokens.pop(0)
+    tokens = _words(chosen)
     if not tokens:
         return ""
     prog = tokens[0].rsplit("/", 1)[-1]
