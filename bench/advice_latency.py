@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hook_latency import PAYLOAD, SCRIPT, timed  # noqa: E402
-from store_scale import build_store, reuse_or_build, run_child  # noqa: E402
+from store_scale import build_apart, reuse_or_build, run_child  # noqa: E402
 
 SESSION = "5a3b1f2e-0c4d-4e6f-8a9b-1c2d3e4f5a6b"
 EVENTS = {
@@ -57,7 +57,7 @@ def measure(size: int, runs: int, keep=None, warm: bool = True) -> dict:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
         env.pop("SELF_LEARNING_NOW", None)
         if not keep:
-            build_store(repo, size)
+            build_apart(repo, size)
         if warm:  # as after any command that wrote: the safety screen's verdicts are known
             subprocess.run([sys.executable, SCRIPT, "index"], env=env, capture_output=True,
                            check=True)

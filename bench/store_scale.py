@@ -210,6 +210,14 @@ def build_store(root: str, cards: int, seed: int = 1) -> dict:
             "events": len(event_lines), "mb": size / 1e6}
 
 
+def build_apart(root: str, cards: int) -> dict:
+    """``build_store`` in a child process, so this one stays small: a command spawned later
+    starts out in this process's memory (posix_spawn), and its peak RSS would count it."""
+    import multiprocessing
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        return pool.apply(build_store, (root, cards))
+
+
 def reuse_or_build(parent: str, size: int):
     """The store of ``size`` cards under ``parent`` (built once; ``built.json`` marks it)."""
     root = os.path.join(parent, str(size))
@@ -220,7 +228,7 @@ def reuse_or_build(parent: str, size: int):
     if os.path.exists(root):
         import shutil
         shutil.rmtree(root)
-    info = build_store(root, size)
+    info = build_apart(root, size)
     with open(marker, "w", encoding="utf-8") as fh:
         json.dump(info, fh)
     return root, info

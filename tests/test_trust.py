@@ -1,7 +1,9 @@
 """The trust boundary end to end: what the safety screen holds back at each stage, a person's
 recorded acceptance, and where each surfaced or exported lesson says it came from."""
+import contextlib
 import json
 import os
+import sqlite3
 
 import pytest
 
@@ -280,8 +282,20 @@ def test_an_acceptance_survives_status_notes_and_the_verdict_cache_is_reused(run
     assert run(["aha-status", "--id", "aha_evil", "--status", "accepted", "--accept-flagged",
                 "--note", "read it; the URL is ours"])[0] == 0
     assert [i["id"] for i in js(run, "advice")["items"]] == ["aha_evil"]
+    kept = store / "index.sqlite3"  # the derived index keeps the verdicts (else screened.json)
+    with contextlib.closing(sqlite3.connect(str(kept))) as db:
+        cache = {k: json.loads(r) for k, r in db.execute("SELECT digest, reasons FROM verdicts")}
+    assert any(reasons for reasons in cache.values())  # the flagged verdict is kept
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert not (store / "screened.json").exists()
+
+
+def test_without_the_index_the_verdicts_are_kept_in_screened_json(run, store, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_INDEX", "off")
+    seed_record({"aha_cards": [mined("aha_evil", problem=EVIL), mined("aha_ok")]})
+    assert js(run, "review")["flagged"][0]["id"] == "aha_evil"
     cache = json.loads((store / "screened.json").read_text())
-    assert any(reasons for reasons in cache["seen"].values())  # the flagged verdict is kept
+    assert sorted(map(bool, cache["seen"].values())) == [False, True]
     assert (store / "screened.json").stat().st_mode & 0o777 == 0o600
 
 

@@ -1,14 +1,16 @@
-"""The safety screen's verdicts remembered per content: ``<store>/screened.json``.
+"""The safety screen's verdicts remembered per content: ``<store>/screened.json``, or the
+store's derived index when it has one (``table``).
 
 Owns which content the screen already judged (``{v, rules, seen: {digest: [reasons]}}``),
 so a hook that injects advice need not load the screen's patterns for lessons it judged
 before; derived data, replaced atomically, safe to delete. The file is ignored when its
 ``rules`` differs from ``RULES`` (bump it whenever ``screen``'s patterns change) and in a
 store git tracks (a commit could forge it). Imports ``screen`` only on a miss.
-Must not import any stage above storage.
+Must not import any stage above storage: the index comes in as ``table``, any object with
+``verdict(digest) -> reasons or None`` and ``put_verdicts({digest: reasons})``.
 """
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from . import fastjson, store
 from . import posixfs as fs
@@ -22,37 +24,49 @@ MAX_SEEN = 20000            # verdicts kept; beyond it the file starts again
 class Verdicts:
     """Verdicts for one store folder; ``save`` writes the new ones (unless ``readonly``)."""
 
-    def __init__(self, root: str = "", readonly: bool = False):
+    def __init__(self, root: str = "", readonly: bool = False, table=None):
         self.path = fs.join(root, FILE) if root else ""
         self.readonly = readonly or not root
+        self.table = table
         self.seen: Dict[str, List[str]] = {}
-        self.dirty = False
-        if self.path and not _tracked(root):
+        self.new: Dict[str, List[str]] = {}
+        if self.path and table is None and not _tracked(root):
             self.seen = _load(self.path)
+
+    def lookup(self, key: str) -> Optional[List[str]]:
+        """The reasons remembered for content digest ``key`` (empty: clear); None: not judged."""
+        reasons = self.seen.get(key)
+        if reasons is None and self.table is not None:
+            reasons = self.table.verdict(key)
+            if reasons is not None:
+                self.seen[key] = reasons
+        return reasons
 
     def known(self, record: dict) -> bool:
         """True when this content was judged before (``blocked`` costs no screening)."""
-        return accepted(record) or digest(record) in self.seen
+        return accepted(record) or self.lookup(digest(record)) is not None
 
     def blocked(self, record: dict) -> List[str]:
         """The reasons ``record`` may not reach a prompt or file now (empty: it may)."""
         if accepted(record):
             return []
         key = digest(record)
-        reasons = self.seen.get(key)
+        reasons = self.lookup(key)
         if reasons is None:
             from . import screen
             reasons = [f.reason for f in screen.card_findings(record)]
-            self.seen[key] = reasons
-            self.dirty = True
+            self.seen[key] = self.new[key] = reasons
         return list(reasons)
 
     def save(self) -> None:
-        if self.readonly or not self.dirty or not fs.isdir(fs.dirname(self.path)):
+        if self.readonly or not self.new:
             return
-        seen = self.seen if len(self.seen) <= MAX_SEEN else {}
-        store.atomic_write(self.path, fastjson.dumps({"v": 1, "rules": RULES, "seen": seen}))
-        self.dirty = False
+        if self.table is not None:
+            self.table.put_verdicts(self.new)
+        elif fs.isdir(fs.dirname(self.path)):
+            seen = self.seen if len(self.seen) <= MAX_SEEN else dict(self.new)
+            store.atomic_write(self.path, fastjson.dumps({"v": 1, "rules": RULES, "seen": seen}))
+        self.new = {}
 
 
 def _tracked(root: str) -> bool:

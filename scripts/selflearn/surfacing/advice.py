@@ -436,8 +436,8 @@ def advise(memory, repo_root: str, query: Optional[str] = None,
 
     ``shape`` is a ``HOOK_SHAPES`` value; the JSON envelope counts against the budget,
     so the items are re-chosen for a smaller inner budget until the whole output fits.
-    Screen verdicts come from ``<store>/screened.json`` when known; ``remember`` saves new
-    ones (a command; a hook writes nothing).
+    Screen verdicts come from the derived index (else ``<store>/screened.json``) when known;
+    ``remember`` saves new ones (a command; a hook writes nothing).
     """
     budget = check_budget(budget)
     query = (query or "").strip() or None
@@ -448,7 +448,9 @@ def advise(memory, repo_root: str, query: Optional[str] = None,
     cache: Dict[str, bool] = {}
     checked: Dict[str, Optional[str]] = {}
     inner = budget
-    judged = verdicts.Verdicts(getattr(memory, "root", ""), readonly=not remember)
+    from . import storeindex
+    judged = verdicts.Verdicts(getattr(memory, "root", ""), readonly=not remember,
+                               table=storeindex.of(memory))
     while True:
         chosen, text = _select(ranked, inner, exclude, repo_root, cache, checked, fixes, judged)
         output = wrap(text, shape)

@@ -14,7 +14,7 @@ from ..storage.memory import Memory, Stores
 from ..storage.text import document
 
 TOP = 10
-WARM = 100   # lessons screened per refresh at most (a refresh follows every write)
+WARM = 10    # lessons screened per refresh at most (a refresh follows every write)
 
 
 _cell = storeindex.cell
@@ -121,41 +121,27 @@ def refresh(memory: Memory, user: str) -> str:
 
 
 def warm(memory: Memory, limit: int = 0) -> int:
-    """Screen the live cards without a verdict yet (at most ``limit or WARM``, those advice
-    may say first) and remember the verdicts in ``<store>/screened.json``; returns how many
-    were screened."""
-    judged = verdicts.Verdicts(memory.root)
-    order = {"accepted": 0, "proposed": 1, "candidate": 2}  # what advice may say, first
+    """Screen the live cards without a verdict yet (at most ``limit or WARM``: those advice
+    may say first, newest first) and remember the verdicts (in the derived index, else in
+    ``<store>/screened.json``); returns how many were screened."""
+    limit = limit or WARM
     ix = storeindex.of(memory)
     if ix is not None:
-        return _warm_indexed(ix, judged, order, limit or WARM)
+        ix.check(["cards"])
+        cards = (ix.record("cards", cid) for cid, _ in ix.unjudged(limit=limit))
+        return _judge(verdicts.Verdicts(memory.root, table=ix), cards, limit)
+    cards = storeindex.judge_order(memory.folded("cards").values())
+    return _judge(verdicts.Verdicts(memory.root), cards, limit)
+
+
+def _judge(judged: verdicts.Verdicts, cards, limit: int) -> int:
+    """Screen ``cards`` not judged yet, until ``limit`` were; save the verdicts."""
     done = 0
-    cards = sorted(memory.folded("cards").values(),
-                   key=lambda c: (order.get(c.get("status", "proposed"), 3), c["id"]))
     for card in cards:
-        if card.get("status", "proposed") in model.HIDDEN_STATUSES or judged.known(card):
-            continue
-        judged.blocked(card)
-        done += 1
-        if done >= (limit or WARM):
-            break
-    judged.save()
-    return done
-
-
-def _warm_indexed(ix, judged, order: dict, limit: int) -> int:
-    """``warm`` from the derived index: digests come precomputed, and only the cards to
-    screen are read."""
-    ix.check(["cards"])
-    todo = sorted((order.get(status, 3), cid, key) for cid, status, key, ok in ix.screening()
-                  if not ok and key not in judged.seen)
-    done = 0
-    for _, cid, key in todo:
-        if key in judged.seen:  # the same content, judged a moment ago
-            continue
-        judged.blocked(ix.record("cards", cid))
-        done += 1
         if done >= limit:
             break
+        if not judged.known(card):  # the same content may have been judged a moment ago
+            judged.blocked(card)
+            done += 1
     judged.save()
     return done

@@ -177,7 +177,7 @@ def _by_score(ix, skill, scope, statuses, limit: Optional[int]):
     return picks, totals, (first[0][0] if first else None)
 
 
-SCREEN_MAX = 500  # lessons review screens for the first time per run (verdicts are kept)
+SCREEN_MAX = 100  # lessons review screens for the first time per run (verdicts are kept)
 
 
 def flagged(stores: Stores) -> Tuple[List[dict], int]:
@@ -186,14 +186,12 @@ def flagged(stores: Stores) -> Tuple[List[dict], int]:
     remembered verdict are screened per run (a big store is judged over a few runs, every
     write judges more, and advice screens whatever it is about to say)."""
     out = []
-    judged = verdicts.Verdicts(stores.project.root)
     ix = storeindex.of_stores(stores)
     if ix is not None:
-        return _flagged_indexed(ix, judged)
+        return _flagged_indexed(ix, verdicts.Verdicts(stores.project.root, table=ix))
+    judged = verdicts.Verdicts(stores.project.root)
     fresh = 0
-    for card in stores.folded("cards").values():
-        if card.get("status", "proposed") in model.HIDDEN_STATUSES:
-            continue
+    for card in storeindex.judge_order(stores.folded("cards").values()):
         if not judged.known(card):
             fresh += 1
             if fresh > SCREEN_MAX:
@@ -212,19 +210,29 @@ def _hold(out: List[dict], card: dict, reasons: List[str]) -> None:
 
 
 def _flagged_indexed(ix, judged) -> Tuple[List[dict], int]:
-    """``flagged`` from the derived index: verdicts looked up by the precomputed digests;
-    only cards held back or not judged yet are read."""
+    """``flagged`` from the derived index: each card knows whether its content was judged
+    and held (``cards.verdict``), so only cards held back or not judged yet are read, and
+    those beyond ``SCREEN_MAX`` are counted in SQL."""
     ix.check(["cards"])
-    out, fresh = [], 0
-    for cid, _, key, ok in ix.screening():
-        if ok:
-            continue  # a person accepted this content: never held
-        if key not in judged.seen:
-            fresh += 1
-            if fresh > SCREEN_MAX:
-                continue
-        elif not judged.seen[key]:
-            continue
+    todo = [r[0] for r in ix.rows("SELECT id FROM cards INDEXED BY cards_held WHERE "
+                                  "listed = 1 AND sok = 0 AND verdict = 1")]
+    fresh, seen, screening, rows = 0, 0, set(), [None]
+    while rows and fresh < SCREEN_MAX:  # in judge order, as the full read screens them
+        rows = ix.unjudged(seen, 2 * SCREEN_MAX)
+        for cid, key in rows:
+            if key not in screening:
+                if fresh == SCREEN_MAX:
+                    break
+                fresh += 1
+                screening.add(key)
+            todo.append(cid)
+            seen += 1
+    # the rest is counted in SQL; a card whose content is judged in this run counts as judged
+    again = [cid for cid, _ in ix.unjudged(seen, digests=screening)] if screening else []
+    todo += again
+    fresh += ix.scalar(f"SELECT count(*) {storeindex.UNJUDGED}") - seen - len(again)
+    out: List[dict] = []
+    for cid in todo:
         card = ix.record("cards", cid)
         _hold(out, card, judged.blocked(card))
     judged.save()

@@ -16,18 +16,26 @@ except ImportError:  # pragma: no cover - some minimal Python builds leave it ou
     sqlite3 = None
 
 from ..learning import lifecycle
-from ..storage import content, fastjson, model, paths, store, text
+from ..storage import content, fastjson, model, paths, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.record import dedup_key
 from . import score, search
 
-SCHEMA = 3   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 5   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
 CHUNK = 2 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
 RECENT = 10              # INDEX.md's "Recent activity" rows kept per file
 LABELS = {"events": "event", "cards": "card", "recs": "rec", "signals": "signal"}
 TIMEOUT = 30.0           # seconds a writer waits for another one to finish its catch-up
+# The order lessons are screened in ahead of need (what advice may say first, newest first);
+# a partial index keeps it, so finding the next ones to screen costs no scan.
+JUDGE_RANK = {"accepted": 0, "proposed": 1, "candidate": 2}
+JUDGE_ORDER = ("CASE status WHEN 'accepted' THEN 0 WHEN 'proposed' THEN 1 "
+               "WHEN 'candidate' THEN 2 ELSE 3 END")
+UNJUDGED = ("FROM cards INDEXED BY cards_unjudged WHERE listed = 1 AND sok = 0 AND "
+            "verdict IS NULL")
 
 _TABLES = """
 CREATE TABLE files(name TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, offset INTEGER,
@@ -37,7 +45,7 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
-                   least INTEGER, sdigest TEXT, sok INTEGER);
+                   least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -48,27 +56,65 @@ CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
 CREATE INDEX cards_pool ON cards(pool, doclen);
 CREATE INDEX cards_status ON cards(status, ready, doclen);
-CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid);
+CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
+CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
 CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
 CREATE INDEX cards_listed ON cards(listed, doclen);
+CREATE INDEX cards_sdigest ON cards(sdigest);
+CREATE INDEX cards_unjudged ON cards({JUDGE_ORDER}, rid DESC)
+    WHERE listed = 1 AND sok = 0 AND verdict IS NULL;
+CREATE INDEX cards_held ON cards(rid) WHERE listed = 1 AND sok = 0 AND verdict = 1;
 CREATE TABLE recs(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, data TEXT, dkey TEXT);
 CREATE INDEX recs_dkey ON recs(dkey);
 CREATE TABLE tally(target TEXT, what TEXT, n INTEGER, PRIMARY KEY(target, what)) WITHOUT ROWID;
 CREATE TABLE evidence(id TEXT PRIMARY KEY, used INTEGER, helped INTEGER, violated INTEGER,
                       last TEXT, last_violation TEXT) WITHOUT ROWID;
 CREATE TABLE touched(id TEXT PRIMARY KEY, ts TEXT) WITHOUT ROWID;
-CREATE TABLE stamps(name TEXT, ts TEXT, n INTEGER, PRIMARY KEY(name, ts)) WITHOUT ROWID;
+CREATE TABLE stamps(name TEXT, exact INTEGER, hour TEXT, n INTEGER, rest TEXT,
+                    PRIMARY KEY(name, exact, hour)) WITHOUT ROWID;
 CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
-"""
+CREATE TABLE IF NOT EXISTS verdicts(digest TEXT PRIMARY KEY, held INTEGER, reasons TEXT)
+    WITHOUT ROWID;
+""".replace("{JUDGE_ORDER}", JUDGE_ORDER)
+_INDEXES = [(statement.split()[2], statement.strip()) for statement in _TABLES.split(";")
+            if statement.strip().startswith("CREATE INDEX")]  # (name, statement)
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
          "stamps", "recent", "surfaced", "pooldf")
+# ``verdicts`` (the safety screen's, by content digest) outlives a rebuild: it depends on a
+# card's content and the screen's rules alone, and judging everything again is slow.
+_KEPT = ("verdicts",)
 # ``pooldf`` keeps document frequencies for two pools: "advice" (below), read by every prompt,
 # and "list" (cards not hidden), not read yet: for ranking list queries in SQL, next.
 # The cards advice may surface (its pool for relevance): accepted and candidate ones, and
 # proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
 POOL_STATUSES = ("accepted", "proposed", "candidate")
 PROPOSED_ORIGINS = ("agent", "human")
+
+
+HOUR = 13       # characters of an ISO stamp up to its hour: line counts are kept per hour
+_SEP = "\x1f"    # between the rest of each stamp of one hour (a stamp holding it is exact)
+
+
+def stamp_key(ts: str) -> Tuple[int, str, str]:
+    """Where a line's stamp is counted: (0, first ``HOUR`` characters, the rest) for the
+    hour's row, or (1, the stamp, "") for a row of its own. Exact either way, since two
+    strings of at least ``HOUR`` characters order as their prefixes do, or as the whole
+    strings when the prefixes are equal."""
+    if len(ts) < HOUR or _SEP in ts:
+        return 1, ts, ""
+    return 0, ts[:HOUR], ts[HOUR:]
+
+
+def judge_order(cards: Iterable[dict]) -> List[dict]:
+    """The listed cards in fold order, reordered as lessons are screened ahead of need:
+    what advice may say first, newest first (``JUDGE_ORDER`` over the index)."""
+    listed = [c for c in cards if c.get("status", "proposed") not in model.HIDDEN_STATUSES]
+
+    def rank(i: int):
+        status = listed[i].get("status", "proposed")
+        return JUDGE_RANK.get(status, 3) if isinstance(status, str) else 3, -i
+    return [listed[i] for i in sorted(range(len(listed)), key=rank)]
 
 
 def surfaceable(card: dict) -> bool:
@@ -237,7 +283,7 @@ class Index:
     def _ensure_schema(self) -> None:
         try:
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version == SCHEMA and self._intact():
+            if version == VERSION and self._intact():
                 return
         except sqlite3.DatabaseError:
             self.db.close()
@@ -251,7 +297,8 @@ class Index:
             pass
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA or not self._intact():
+            if self.db.execute("PRAGMA user_version").fetchone()[0] != VERSION or \
+                    not self._intact():
                 self._create()
             self.db.execute("COMMIT")
         except BaseException:
@@ -261,17 +308,17 @@ class Index:
 
     def _intact(self) -> bool:
         names = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        return names.issuperset(_DROP)
+        return names.issuperset(_DROP + _KEPT)
 
     def _create(self) -> None:
         self.db.execute("DROP VIEW IF EXISTS cardsx")
         self.db.execute("DROP VIEW IF EXISTS cardsd")
-        for table in _DROP:
+        for table in _DROP + _KEPT:
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _TABLES.split(";"):
             if statement.strip():
                 self.db.execute(statement)
-        self.db.execute(f"PRAGMA user_version={SCHEMA}")
+        self.db.execute(f"PRAGMA user_version={VERSION}")
 
     def close(self) -> None:
         try:
@@ -312,16 +359,27 @@ class Index:
         self.db.execute("BEGIN IMMEDIATE")  # one writer at a time; readers keep their snapshot
         try:
             try:
+                if self.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+                    raise Rebuild("nothing read yet")
                 _Apply(self).run(rebuild=False)
             except Rebuild:
-                for table in _DROP:
-                    self.db.execute(f"DELETE FROM {table}")
-                _Apply(self).run(rebuild=True)
+                self._rebuild()
             self.db.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             raise
+
+    def _rebuild(self) -> None:
+        """Derive everything again, without the secondary indexes while rows go in: building
+        an index once from sorted rows costs far less than keeping it up row by row."""
+        for table in _DROP:
+            self.db.execute(f"DELETE FROM {table}")
+        for name, _ in _INDEXES:
+            self.db.execute(f"DROP INDEX IF EXISTS {name}")
+        _Apply(self).run(rebuild=True)
+        for _, statement in _INDEXES:
+            self.db.execute(statement)
 
     # --- problems ----------------------------------------------------------------------------
 
@@ -401,9 +459,18 @@ class Index:
         return row[0] if row else 0
 
     def since(self, name: str, stamp: str) -> int:
-        """Records of ``name`` whose ``str(ts)`` is at or after ``stamp``."""
-        return self.scalar("SELECT coalesce(sum(n), 0) FROM stamps WHERE name=? AND ts>=?",
-                           (name, stamp))
+        """Records of ``name`` whose ``str(ts)`` is at or after ``stamp`` (``stamp_key``)."""
+        if len(stamp) < HOUR:  # then a stamp's prefix orders as the stamp itself
+            return self.scalar("SELECT coalesce(sum(n), 0) FROM stamps WHERE name=? AND "
+                               "hour >= ?", (name, stamp))
+        hour = stamp[:HOUR]
+        later = self.scalar("SELECT coalesce(sum(n), 0) FROM stamps WHERE name=? AND "
+                            "((exact = 0 AND hour > ?) OR (exact = 1 AND hour >= ?))",
+                            (name, hour, stamp))
+        row = self.db.execute("SELECT rest FROM stamps WHERE name=? AND exact = 0 AND hour=?",
+                              (name, hour)).fetchone()
+        rests = row[0].split(_SEP)[1:] if row else []
+        return later + sum(1 for rest in rests if hour + rest >= stamp)
 
     def recent(self) -> List[Tuple[str, str, str]]:
         """INDEX.md's latest rows over events, cards, recs and signals, newest first."""
@@ -438,6 +505,40 @@ class Index:
 
     def touched(self) -> Dict[str, str]:
         return dict(self.db.execute("SELECT id, ts FROM touched"))
+
+    # --- the safety screen's verdicts (``verdicts.Verdicts`` keeps them here) -----------------
+
+    def verdict(self, key: str) -> Optional[List[str]]:
+        """The reasons remembered for content digest ``key`` (empty: clear); None: not judged."""
+        row = self.db.execute("SELECT reasons FROM verdicts WHERE digest=?", (key,)).fetchone()
+        return [str(r) for r in fastjson.loads(row[0])] if row else None
+
+    def put_verdicts(self, found: Dict[str, List[str]]) -> None:
+        """Remember new verdicts and mark every card with that content, in one short write
+        (the read snapshot moves on). A lock held too long loses them: they are a cache."""
+        self.db.execute("COMMIT")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?,?,?)",
+                                [(k, int(bool(r)), fastjson.dumps(r)) for k, r in found.items()])
+            self.db.executemany("UPDATE cards SET verdict=? WHERE sdigest=?",
+                                [(int(bool(r)), k) for k, r in found.items()])
+            self.db.execute("COMMIT")
+        except sqlite3.OperationalError:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+        finally:
+            self.db.execute("BEGIN")
+
+    def unjudged(self, offset: int = 0, limit: int = -1,
+                 digests: Iterable[str] = ()) -> List[Tuple[str, str]]:
+        """Listed cards whose content has no verdict yet and no person accepted, in
+        ``judge_order`` from ``offset`` on (only those of ``digests``, if given): (id, digest)."""
+        keys = list(digests)
+        sql = f"SELECT id, sdigest {UNJUDGED} ORDER BY {JUDGE_ORDER}, rid DESC LIMIT ? OFFSET ?"
+        if keys:
+            sql = f"SELECT * FROM ({sql}) WHERE sdigest IN ({','.join('?' * len(keys))})"
+        return self.db.execute(sql, (limit, offset, *keys)).fetchall()
 
     def surfaced(self, ids: Iterable[str]) -> Dict[str, int]:
         out: Dict[str, int] = {}
@@ -629,13 +730,14 @@ class _Apply:
     # --- per kind --------------------------------------------------------------------------------
 
     def _stamps(self, name: str, records: List[dict]) -> None:
-        counts: Dict[str, int] = {}
+        hours: Dict[Tuple[int, str], list] = {}
         for r in records:
-            ts = str(r.get("ts", ""))
-            counts[ts] = counts.get(ts, 0) + 1
-        self.db.executemany("INSERT INTO stamps VALUES (?,?,?) ON CONFLICT(name, ts) "
-                            "DO UPDATE SET n = n + excluded.n",
-                            [(name, ts, n) for ts, n in counts.items()])
+            exact, hour, rest = stamp_key(str(r.get("ts", "")))
+            hours.setdefault((exact, hour), []).append(rest)
+        self.db.executemany("INSERT INTO stamps VALUES (?,?,?,?,?) ON CONFLICT(name, exact, hour) "
+                            "DO UPDATE SET n = n + excluded.n, rest = rest || excluded.rest",
+                            [(name, exact, hour, len(rests), "".join(_SEP + r for r in rests))
+                             for (exact, hour), rests in hours.items()])
 
     def _recent(self, name: str, records: List[dict]) -> None:
         def rows():
@@ -758,6 +860,8 @@ class _Apply:
             if names:
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
+                self.db.execute(f"UPDATE cards SET verdict = (SELECT v.held FROM verdicts v "
+                                f"WHERE v.digest = cards.sdigest) WHERE id IN ({marks})", chunk)
                 self.db.executemany("INSERT INTO carddoc VALUES (?,?,?) ON CONFLICT(rid) DO UPDATE "
                                     "SET doc = excluded.doc, tdoc = excluded.tdoc", wide)
         self.db.executemany("INSERT INTO pooldf VALUES (?,?,?) ON CONFLICT(pool, term) "
