@@ -91,3 +91,15 @@ def test_help_lists_every_command_once_by_stage():
     for name, _ in cli.FIRST + cli.AGENT:
         assert name.split()[0] in sub.choices
     assert text.startswith("usage: self_learning [-h] [--version] <command> ...")
+
+
+def test_building_the_parser_does_not_compile_the_safety_screen():
+    """The screen's ~75 patterns cost about 50 ms to compile: only commands that judge a
+    lesson load them, not every command's start-up (a fresh interpreter, as a user's run)."""
+    import subprocess
+    import sys
+    probe = ("import sys; from selflearn.cli import parser; parser.build_parser(); "
+             "print(sorted(m for m in ('selflearn.storage.screen', 're') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=str(Path(__file__).resolve().parents[1] / "scripts")).stdout
+    assert "selflearn.storage.screen" not in out

@@ -345,3 +345,46 @@ def test_counts_since_a_stamp_equal_a_count_of_the_lines(stamps, since, tmp_path
         assert ix.since("events", since) == sum(1 for e in loaded if str(e.get("ts", "")) >= since)
     finally:
         ix.close()
+
+
+def _tables(store_dir: str) -> dict:
+    with contextlib.closing(sqlite3.connect(os.path.join(store_dir, storeindex.FILE))) as db:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        pick = {"files": "name, offset, lines, records, head, open_tail"}  # not the inode
+        return {n: sorted(map(repr, db.execute(f"SELECT {pick.get(n, '*')} FROM {n}")))
+                for n in names}
+
+
+@pytest.mark.parametrize("child", ["works", "fails"])
+def test_a_rebuild_reading_signals_in_a_second_process_derives_the_same_index(
+        tmp_path, monkeypatch, child):
+    """Forked or not (and when the child fails, read here after all), the same tables."""
+    from selflearn.surfacing import apart
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    files = {"cards": [_card(f"aha_{i}", f"pytest cache {i}", status="accepted") for i in range(6)]
+             + [b"{torn"],
+             "signals": [{"v": 1, "ts": f"2026-02-2{i % 8}T10:0{i % 6}:00Z", "kind": kind,
+                          "aha_id": f"aha_{i % 7}", "session_id": f"s{i}"}
+                         for i, kind in enumerate(["aha_used", "aha_helped", "aha_violated"] * 9)]
+             + [b"[1, 2]"],
+             "events": [{"id": "evt", "ts": "2026-02-27T23:59:59Z", "task_summary": "x"}]}
+    tables = {}
+    for mode in ("here", "apart"):
+        store_dir = str(tmp_path / mode)
+        _write(store_dir, files, slice(None))
+        monkeypatch.setattr(apart, "MIN_BYTES", 0 if mode == "apart" else 1 << 60)
+        if mode == "apart" and child == "fails":
+            monkeypatch.setattr(storeindex, "_Scratch", None)  # the child's work raises
+        read_here = []
+        real_file = storeindex._Apply._file
+        monkeypatch.setattr(storeindex._Apply, "_file",
+                            lambda self, name, rebuild: read_here.append(name) or
+                            real_file(self, name, rebuild))
+        storeindex.open_index(Memory(store_dir)).close()
+        monkeypatch.setattr(storeindex._Apply, "_file", real_file)
+        # this process read the signals unless a working child did
+        assert ("signals" in read_here) == (mode == "here" or child == "fails")
+        tables[mode] = _tables(store_dir)
+        assert not os.path.exists(os.path.join(store_dir, storeindex.FILE + apart.SUFFIX))
+    assert tables["apart"] == tables["here"]
+    assert tables["here"]["tally"] and tables["here"]["problems"]

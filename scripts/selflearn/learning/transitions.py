@@ -13,7 +13,7 @@ Must not import cli.
 from typing import Dict, List
 
 from . import lifecycle
-from ..storage import model, screen, update
+from ..storage import model, update
 from ..storage.memory import Memory
 
 STEPS = ("promote", "decay")
@@ -40,7 +40,7 @@ def plan(memory: Memory, step: str, now: float) -> dict:
         entry = {"id": card["id"], "title": card.get("title", ""), "from": old,
                  "to": verdict.status, "reason": verdict.reason,
                  "confidence": verdict.confidence, "idle_days": round(verdict.idle_days, 1)}
-        flags = screen.blocked(card) if (old, verdict.status) == ("candidate", "accepted") else []
+        flags = _screened(card) if (old, verdict.status) == ("candidate", "accepted") else []
         if flags:
             entry.update(to=old, reason="safety screen: " + "; ".join(flags) +
                          " (waits for a person: `aha-status --status accepted --accept-flagged`)")
@@ -105,3 +105,10 @@ def render(data: dict) -> List[str]:
                      "lists them)")
     lines.append(summary(data) + ("; dry run: nothing written" if data["dry_run"] else ""))
     return lines
+
+
+def _screened(card: dict) -> list:
+    """The screen's reasons to hold ``card``; its patterns load only when a card may be
+    promoted (compiling them costs every command that builds the parser about 50 ms)."""
+    from ..storage import screen
+    return screen.blocked(card)

@@ -7,7 +7,7 @@ a bad one writes nothing.
 
 from typing import List, Optional
 
-from . import model, redact, screen
+from . import content, model, redact
 from .errors import UsageError
 from .memory import Memory
 
@@ -60,13 +60,16 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
         version["note"] = redact.redact_text(note)
     if scope is not None:
         version["scope"] = scope
-    flags = screen.blocked(records[rid]) if kind == "card" and status == "accepted" else []
+    flags = []
+    if kind == "card" and status == "accepted":  # the screen's patterns load only here
+        from . import screen
+        flags = screen.blocked(records[rid])
     if flags and not accept_flagged:
         raise UsageError(f"{command}: card {rid} is held by the safety screen ({'; '.join(flags)}); "
                          "a person who has read it accepts it with --accept-flagged; nothing "
                          "was written")
     if flags:
-        version["screen_accepted"] = {"digest": screen.digest(records[rid]), "ts": model.iso(),
+        version["screen_accepted"] = {"digest": content.digest(records[rid]), "ts": model.iso(),
                                       "by": by or "unknown", "reasons": flags}
     writes = [(name, [version])]
     if flags:

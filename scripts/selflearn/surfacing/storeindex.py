@@ -19,7 +19,7 @@ from ..learning import lifecycle
 from ..storage import content, fastjson, model, paths, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.record import dedup_key
-from . import score, search
+from . import apart, score, search
 
 SCHEMA = 5   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
@@ -226,7 +226,7 @@ def _private(db_path: str) -> None:
 
 
 def _remove(db_path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in ("", "-wal", "-shm", "-journal", apart.SUFFIX):
         try:
             os.unlink(db_path + suffix)
         except FileNotFoundError:
@@ -605,6 +605,16 @@ def _view_columns(card: dict) -> tuple:
             fastjson.dumps(tags) if isinstance(tags, list) else None)
 
 
+class _Scratch:
+    """What ``_Apply`` needs of an index, over another database (``apart``'s scratch file)."""
+
+    def __init__(self, db, memory):
+        self.db, self.memory = db, memory
+
+
+APART_TABLES = ("files", "problems", "tally", "evidence", "touched", "stamps", "recent")
+
+
 class _Apply:
     """One catch-up (or rebuild) inside the caller's write transaction."""
 
@@ -618,11 +628,30 @@ class _Apply:
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
+        part = self._signals_apart() if rebuild else None
         for name in NAMES:
-            self._file(name, rebuild)
+            if part is None or name != "signals":
+                self._file(name, rebuild)
+        if part is not None and not apart.finish(part, self.db, APART_TABLES):
+            self._file("signals", rebuild)  # the second process failed: read them here
         self._derive()
         self._rescore()
         self._trim_recent()
+
+    def _signals_apart(self) -> Optional[apart.Part]:
+        """The signals file (the biggest) read in a second process while this one folds the
+        cards. What it yields beyond ``APART_TABLES`` is which cards to score again, and in
+        a rebuild every card is scored anyway."""
+        st = _stat(self.memory.path("signals"))
+        if st is None:
+            return None
+
+        def work(db) -> None:
+            for statement in _TABLES.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            _Apply(_Scratch(db, self.memory))._file("signals", True)
+        return apart.start(self.ix.path + apart.SUFFIX, st.st_size, work)
 
     # --- one file ------------------------------------------------------------------------------
 
