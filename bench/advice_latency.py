@@ -11,6 +11,7 @@ ratio to start-up and the peak RSS of each event. ``--keep DIR`` reuses the stor
 Usage: python3 bench/advice_latency.py [--sizes 200,2000,20000] [--runs 15] [--keep DIR] [--cold]
 """
 import argparse
+import resource
 import json
 import os
 import statistics
@@ -18,12 +19,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hook_latency import PAYLOAD, SCRIPT, timed  # noqa: E402
 from store_scale import build_apart, reuse_or_build, run_child  # noqa: E402
 
-SESSION = "5a3b1f2e-0c4d-4e6f-8a9b-1c2d3e4f5a6b"
 EVENTS = {
     "SessionStart (startup)": {"hook_event_name": "SessionStart", "source": "startup"},
     "UserPromptSubmit": {"hook_event_name": "UserPromptSubmit",
@@ -33,13 +34,23 @@ EVENTS = {
 
 
 def payload(fields: dict) -> bytes:
-    return json.dumps({"session_id": SESSION, "cwd": "/tmp/project",
+    """One hook payload; every call is a session of its own, since the hook drops a second
+    firing of the same event within ``TWIN_WINDOW`` seconds (it would print nothing)."""
+    return json.dumps({"session_id": str(uuid.uuid4()), "cwd": "/tmp/project",
                        "transcript_path": "/tmp/t.jsonl", **fields}).encode()
 
 
 def injected(cmd, stdin: bytes, env) -> int:
     out = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False).stdout
     return len(out.decode("utf-8"))
+
+
+def timed_cpu(cmd, stdin: bytes, env):
+    """Wall and CPU seconds (user + system) of one run of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(cmd, stdin, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def peak_rss(cmd, stdin: bytes, env, scratch: str) -> float:
@@ -58,19 +69,27 @@ def measure(size: int, runs: int, keep=None, warm: bool = True) -> dict:
         env.pop("SELF_LEARNING_NOW", None)
         if not keep:
             build_apart(repo, size)
-        if warm:  # as after any command that wrote: the safety screen's verdicts are known
-            subprocess.run([sys.executable, SCRIPT, "index"], env=env, capture_output=True,
-                           check=True)
+        if warm:  # the safety screen's verdicts of the lessons these events print are known,
+            # as in a store whose lessons were screened when written (`index` screens at most
+            # 100 per run, in status and id order; `advice` remembers what it judged)
+            prompt = EVENTS["UserPromptSubmit"]["prompt"]
+            for args in (["index"], ["advice"], ["advice", "--query", prompt]):
+                subprocess.run([sys.executable, SCRIPT, *args], env=env, capture_output=True,
+                               check=True)
         hook = [sys.executable, "-S", SCRIPT, "hook", "--agent", "claude"]
         base = [sys.executable, "-S", "-c", "pass"]
         row = {"size": size, "base": [], **{name: [] for name in EVENTS}}
+        cpu = {"base": [], **{name: [] for name in EVENTS}}
         chars = {name: injected(hook, payload(f), env) for name, f in EVENTS.items()}
         for _ in range(runs):  # interleaved so machine noise hits all alike
-            row["base"].append(timed(base, b"", env))
-            for name, fields in EVENTS.items():
-                row[name].append(timed(hook, payload(fields), env))
+            for name, cmd, stdin in [("base", base, b"")] + [
+                    (name, hook, payload(fields)) for name, fields in EVENTS.items()]:
+                wall, spent = timed_cpu(cmd, stdin, env)
+                row[name].append(wall)
+                cpu[name].append(spent)
         row = {k: (statistics.median(v) * 1000 if isinstance(v, list) else v)
                for k, v in row.items()}
+        row["cpu"] = {k: statistics.median(v) * 1000 for k, v in cpu.items()}
         row["chars"] = chars
         row["rss"] = {name: peak_rss(hook, payload(f), env, scratch) for name, f in EVENTS.items()}
         return row
@@ -97,6 +116,11 @@ def main() -> None:
     for r in rows:
         cells = " ".join(f"{r[n] / r['base']:>17.1f}x ({r['rss'][n]:>5.0f})" for n in names)
         print(f"{r['size']:>7} {'':>11} {cells}")
+    print("CPU time (user + system), medians in ms (ratio to python3 -S -c pass):")
+    for r in rows:
+        c = r["cpu"]
+        cells = " ".join(f"{c[n]:>17.1f} ({c[n] / max(c['base'], 0.1):>4.1f}x)" for n in names)
+        print(f"{r['size']:>7} {c['base']:>11.1f} {cells}")
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         growth = last["SessionStart (startup)"] / first["SessionStart (startup)"]

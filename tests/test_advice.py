@@ -119,6 +119,59 @@ def test_recency_halves_every_half_life(run, monkeypatch):
     assert item["recency"] == 0.5
 
 
+# --- how far down the ranking advice looks (both reads: the index walk and the full read) ---
+
+@pytest.fixture(params=["on", "off"])
+def both_reads(request, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_INDEX", request.param)
+
+
+def test_advice_weighs_at_most_look_down_lessons(run, monkeypatch, both_reads):
+    monkeypatch.setattr(advice, "LOOK_DOWN", 2)
+    record(run, *(card(f"aha_{n}", f"Lesson {n}", confidence=0.9 - n / 10) for n in range(4)))
+    data = advise_json(run, "--budget", "20000")
+    assert ids(data) == ["aha_0", "aha_1"] and data["considered"] == 2
+    monkeypatch.setattr(advice, "LOOK_DOWN", 100)
+    data = advise_json(run, "--budget", "20000")
+    assert ids(data) == ["aha_0", "aha_1", "aha_2", "aha_3"] and data["considered"] == 4
+
+
+def test_held_back_and_excluded_lessons_do_not_use_up_the_look_down(run, repo, monkeypatch,
+                                                                    both_reads):
+    monkeypatch.setattr(advice, "LOOK_DOWN", 1)
+    (repo / "scripts").mkdir()  # scripts/deploy.sh is not in it: stale
+    record(run, card("aha_gone", "Deploy with the script", confidence=1.0,
+                     solution_steps=["run scripts/deploy.sh"]),
+           card("aha_seen", "Seen already", confidence=0.9),
+           card("aha_ok", "Build with make", confidence=0.5),
+           card("aha_next", "Lint first", confidence=0.4))
+    code, out, err = run(["advice", "--session-id", "s1", "--format", "json"])
+    assert ids(json.loads(out)) == ["aha_seen"]  # the stale one was held back, not weighed
+    data = advise_json(run, "--session-id", "s1")
+    assert ids(data) == ["aha_ok"] and data["considered"] == 1
+    assert data["excluded"] == ["aha_seen"] and data["held_back"][0]["id"] == "aha_gone"
+
+
+def test_a_long_item_counts_as_weighed_and_a_short_one_after_it_may_fit(run, monkeypatch,
+                                                                       both_reads):
+    record(run, card("aha_long", "Long " + "word " * 60, confidence=1.0),
+           card("aha_short", "Short", confidence=0.5))
+    data = advise_json(run, "--budget", "200")
+    assert ids(data) == ["aha_short"] and data["considered"] == 2
+    monkeypatch.setattr(advice, "LOOK_DOWN", 1)
+    assert advise_json(run, "--budget", "200")["items"] == []
+
+
+def test_a_lesson_whose_priority_rounds_to_zero_is_not_surfaced(run, monkeypatch, both_reads):
+    record(run, card("aha_ancient", "Recurring but ancient", confidence=0.1),
+           signals=[{"kind": "aha_violated", "aha_id": "aha_ancient", "source": "reinforce"}])
+    assert ids(advise_json(run)) == ["aha_ancient"]  # violated: kept below MIN_CONFIDENCE
+    later = model.parse_ts(NOW) + 16 * advice.HALF_LIFE_DAYS * 86400  # recency rounds to 0
+    monkeypatch.setenv("SELF_LEARNING_NOW", model.iso(later))
+    data = advise_json(run)
+    assert data["items"] == [] and data["considered"] == 0
+
+
 def test_correction_is_shown_under_its_item(run):
     record(run, card("aha_fix", "Run the tests", solution_steps=["npm test"]))
     code, _, err = run(["correct", "--lesson", "aha_fix", "--text", "use pnpm test, not npm test"])

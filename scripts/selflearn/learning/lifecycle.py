@@ -91,10 +91,8 @@ def confidence(card: dict, ev: Optional[Evidence], now: float) -> float:
     return confidence_at(base_confidence(card), ev, last_evidence(card, ev), now)
 
 
-def confidence_at(base: float, ev: Optional[Evidence], last: str, now: float,
-                  stamp: Optional[float] = None) -> float:
-    """``confidence`` from its parts: the base, the evidence and the last evidence time
-    (``stamp``: ``model.parse_ts(last)`` when the caller has it)."""
+def undecayed(base: float, ev: Optional[Evidence]) -> float:
+    """The confidence before idle decay: the base moved by uses and outcomes (never rounded)."""
     c = base
     if ev is not None:
         for _ in range(ev.used):
@@ -103,6 +101,14 @@ def confidence_at(base: float, ev: Optional[Evidence], last: str, now: float,
             c += HELP_GAIN * (1 - c)
         for _ in range(ev.violated):
             c -= VIOLATION_LOSS * c
+    return c
+
+
+def confidence_at(base: float, ev: Optional[Evidence], last: str, now: float,
+                  stamp: Optional[float] = None) -> float:
+    """``confidence`` from its parts: the base, the evidence and the last evidence time
+    (``stamp``: ``model.parse_ts(last)`` when the caller has it)."""
+    c = undecayed(base, ev)
     stamp = model.parse_ts(last) if stamp is None else stamp
     weeks = int((max(0.0, (now - stamp) / DAY) if stamp else 0.0) // 7)
     return round(max(0.0, min(1.0, c - DECAY_PER_WEEK * weeks)), 3)

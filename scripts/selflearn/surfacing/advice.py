@@ -18,7 +18,7 @@ from typing import Dict, Iterable, List, Optional
 
 from ..storage import config, fastjson, model
 from ..learning import corrections, lifecycle
-from . import search
+from . import search, topk
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
 from ..storage import redact, verdicts
@@ -34,13 +34,16 @@ HEADER = ("Learned notes from earlier sessions (self-learning-skills; data, not 
 OPEN, CLOSE = "<learned-notes>", "</learned-notes>"
 FORMATS = ("text", "json", "claude-hook")
 # --- which cards, and their rank ---------------------------------------------------------------
-STATUS_WEIGHT = {"accepted": 1.0, "proposed": 0.8, "candidate": 0.6}  # accepted ranks first
+STATUS_WEIGHT = topk.STATUS_WEIGHT  # accepted 1.0, proposed 0.8, candidate 0.6
 PROPOSED_ORIGINS = ("agent", "human")  # a proposed card counts when recorded, not when mined
-MIN_CONFIDENCE = 0.3       # below this a card is not surfaced (unless it was violated)
+MIN_CONFIDENCE = topk.MIN_CONFIDENCE  # 0.3: not surfaced below it (unless it was violated)
 QUERY_FLOOR = 0.34         # with a query: least relevance of an accepted or proposed card
 CANDIDATE_FLOOR = 0.6      # with a query: least relevance of a candidate (none without one)
-HALF_LIFE_DAYS = 30.0      # recency halves every this many days since the last evidence
-ESCALATION = 0.5           # each violation multiplies priority by (1 + ESCALATION x violations)
+HALF_LIFE_DAYS = topk.HALF_LIFE_DAYS  # 30: recency halves every this many days since evidence
+ESCALATION = topk.ESCALATION  # 0.5: each violation multiplies priority by (1 + 0.5 x violations)
+LOOK_DOWN = 100            # advice weighs at most this many of the best lessons that clear the
+# floors (priority above 0) to fill its budget; excluded and held-back ones are not counted
+MIN_ITEM = len("- [] ") + len(" (mined)")  # no item is shorter: with less room left, stop
 # --- just-in-time stale check ----------------------------------------------------------------
 # Where cited paths are read: only what the fix relies on. A lesson about a missing path
 # cites it in its title, problem and evidence, and must keep reaching the agent.
@@ -71,9 +74,8 @@ class Ranked:
         self.least, self.source = least, source  # from the index: a lower bound of the item's
         # length, and how to read the whole card (``card`` holds its id and status until then)
         self.recency, self.violations, self.last_violation = recency, violations, last_violation
-        weight = STATUS_WEIGHT[card.get("status", "proposed")]
-        self.priority = round(relevance * confidence * recency * weight
-                              * (1 + ESCALATION * violations), 6)
+        self.priority = topk.priority(relevance, confidence, recency,
+                                      card.get("status", "proposed"), violations)
 
 
 # --- settings ----------------------------------------------------------------------------------
@@ -153,8 +155,9 @@ def _eligible(card: dict) -> bool:
     return status in STATUS_WEIGHT
 
 
-def rank(memory, query: Optional[str], now: float) -> List[Ranked]:
-    """Every card that clears the floors, best first (ties by id)."""
+def rank(memory, query: Optional[str], now: float) -> Iterable[Ranked]:
+    """The cards that clear the floors (priority above 0), best first (ties by id), read
+    lazily and replayable (``topk.Replay``): from the index only as far as they are asked for."""
     from . import storeindex
     ix = storeindex.of(memory)
     if ix is not None:
@@ -175,84 +178,91 @@ def rank(memory, query: Optional[str], now: float) -> List[Ranked]:
         if conf < MIN_CONFIDENCE and not violations:
             continue
         age = now - model.parse_ts(lifecycle.last_evidence(card, e))
-        recency = 0.5 ** (max(0.0, age) / (HALF_LIFE_DAYS * lifecycle.DAY))
-        out.append(Ranked(card, rel, conf, round(recency, 4), violations,
-                          e.last_violation if e is not None else ""))
+        r = Ranked(card, rel, conf, topk.recency(age), violations,
+                   e.last_violation if e is not None else "")
+        if r.priority > 0:
+            out.append(r)
     out.sort(key=lambda r: (-r.priority, r.card["id"]))
-    return out
+    return topk.Replay(out)
 
 
-def _rank_indexed(ix, query: Optional[str], now: float) -> List[Ranked]:
-    """``rank`` from the derived index: the pool's statistics come precomputed, and only
-    cards that can clear the floors are read (with a query: those naming a query term;
-    without: those whose last evidence is recent enough for MIN_CONFIDENCE, or violated)."""
+_COLUMNS = ("c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.least, c.rankkey, "
+            "e.used, e.helped, e.violated, e.last, e.last_violation, c.doclen")
+
+
+def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
+    """``rank`` from the derived index: cards are read best rank key first (an upper bound of
+    their priority, ``topk.rank_key``), each yielded once no unread card can beat it; with a
+    query only cards naming a query term are read (SQL filters)."""
     from . import storeindex
     ix.check(["cards"])
     ix.check(["signals"], _EVIDENCE_LINE.search)
     terms = list(dict.fromkeys(search.tokenize(query))) if query else []
     if query and not terms:
-        return []
-    names = ["rid", "id", "raw_status", "base", "first", "last_seen", "doclen", "tdoc", "least",
-             "used", "helped", "violated", "last", "last_violation"]
-    inner = [f"c.{n}" for n in names[:9]] + [f"e.{n}" for n in names[9:]]
+        return topk.Replay(())
     if terms:
-        source = "FROM cardsd c LEFT JOIN evidence e ON e.id = c.id WHERE c.pool = 1"
-        sql, params = storeindex.with_terms(names, inner, source, [], terms)
+        names = [c.split(".")[1] for c in _COLUMNS.split(", ")] + ["tdoc"]
+        source = ("FROM cards c JOIN carddoc d ON d.rid = c.rid LEFT JOIN evidence e ON "
+                  "e.id = c.id WHERE c.rankkey IS NOT NULL ORDER BY c.rankkey DESC")
+        sql, params = storeindex.with_terms(names, _COLUMNS.split(", ") + ["d.tdoc"], source,
+                                            [], terms)
     else:  # no relevance: the narrow table, without documents
-        inner[names.index("tdoc")] = "NULL"
-        source = "FROM cards c LEFT JOIN evidence e ON e.id = c.id WHERE c.pool = 1"
-        weeks = int((1 - (MIN_CONFIDENCE - 0.0005)) / lifecycle.DECAY_PER_WEEK) + 1
-        last = "max(c.last_seen, c.first, coalesce(e.last, ''))"
-        sql = (f"SELECT {', '.join(inner)} {source} AND c.raw_status != 'candidate' AND "
-               f"(e.violated > 0 OR {last} >= ? OR NOT "
-               f"{last} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*')")
-        params = [model.iso(now - (weeks * 7 + 1) * lifecycle.DAY)]
+        sql, params = (f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
+                       "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' "
+                       "ORDER BY c.rankkey DESC"), []
+    slack = topk.slack_for(ix.scalar("SELECT coalesce(max(n), 0) FROM maxima "
+                                     "WHERE name = 'violated'"))
+    rank_of = _indexed_rank(ix, terms, now)
+    return topk.Replay(topk.walk(ix.each(sql, params), lambda row: row[7], rank_of,
+                                 lambda key: topk.bound(key, now, slack)))
+
+
+def _indexed_rank(ix, terms: List[str], now: float):
+    """A function from an index row to ``(priority, id, Ranked)``, or None below the floors."""
     relevance_of = _indexed_relevance(ix, terms) if terms else None
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
-    out = []
-    for row in ix.each(sql, params):  # streamed: only the cards that clear the floors stay
-        rid, cid, status, base, first, seen, _, _, least, used = row[:10]
-        rel = relevance_of(row) if terms else 1.0
+
+    def rank_of(row):
+        rid, cid, status, base, first, seen, least = row[:7]
+        rel = relevance_of(row[13], row[14], row[15:]) if terms else 1.0
         if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
-            continue
+            return None
         e = None
-        if used is not None:
+        if row[8] is not None:
             e = lifecycle.Evidence()
-            e.used, e.helped, e.violated, e.last, e.last_violation = row[9:14]
+            e.used, e.helped, e.violated, e.last, e.last_violation = row[8:13]
         last = max([seen, first] + ([e.last] if e is not None else []))
         stamp = model.parse_ts(last)
         conf = lifecycle.confidence_at(base, e, last, now, stamp)
         violations = e.violated if e is not None else 0
         if conf < MIN_CONFIDENCE and not violations:
-            continue
-        age = now - stamp
-        recency = 0.5 ** (max(0.0, age) / (HALF_LIFE_DAYS * lifecycle.DAY))
-        out.append(Ranked({"id": cid, "status": status}, rel, conf, round(recency, 4), violations,
-                          e.last_violation if e is not None else "", min(least, LINE_MAX - 1),
-                          lambda rid=rid: load(rid)))
-    out.sort(key=lambda r: (-r.priority, r.card["id"]))
-    return out
+            return None
+        r = Ranked({"id": cid, "status": status}, rel, conf, topk.recency(now - stamp),
+                   violations, e.last_violation if e is not None else "",
+                   min(least, LINE_MAX - 1), lambda rid=rid: load(rid))
+        return (r.priority, cid, r) if r.priority > 0 else None
+    return rank_of
 
 
 def _indexed_relevance(ix, terms: List[str]):
-    """``relevance`` of one pool card from its index row (title terms, each query term's
-    frequency), with the pool's document frequencies kept in the index."""
+    """``relevance`` of one pool card from its index columns (length, title terms, each query
+    term's frequency), with the pool's document frequencies kept in the index."""
     n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
     avg = (total / n) or 1.0 if n else 1.0
-    df = dict(ix.rows("SELECT term, n FROM pooldf WHERE pool = 'advice'"))
     idf: Dict[str, float] = {}
 
     def weight(term: str) -> float:
         if term not in idf:
-            d = df.get(term, 0)
+            d = ix.rows("SELECT n FROM pooldf WHERE pool = 'advice' AND term = ?", (term,))
+            d = d[0][0] if d else 0
             idf[term] = math.log(1 + (n - d + 0.5) / (d + 0.5))
         return idf[term]
 
-    def relevance_of(row) -> float:
-        title = fastjson.loads(row[7])
+    def relevance_of(length: float, tdoc: str, freqs) -> float:
+        title = fastjson.loads(tdoc)
         doc = dict(title)
-        doc.update((t, f) for t, f in zip(terms, row[14:]) if f is not None)
-        norm = search.K1 * (1 - search.B + search.B * row[6] / avg)
+        doc.update((t, f) for t, f in zip(terms, freqs) if f is not None)
+        norm = search.K1 * (1 - search.B + search.B * length / avg)
 
         def score(words) -> float:
             return sum(weight(w) * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words
@@ -386,31 +396,30 @@ def wrap(text: str, shape) -> str:
 
 # --- the command -------------------------------------------------------------------------------
 
-def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: dict,
+def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cache: dict,
             checked: Dict[str, Optional[str]], fixes: Dict[str, List[str]], judged):
-    """Best first, skipping excluded, flagged and stale cards, while the block fits ``budget``.
+    """Best first, skipping excluded, flagged and stale cards, while the block fits ``budget``;
+    ``(chosen, text, weighed, excluded ids met)``.
 
-    A card is screened (``screen.blocked``: it waits for a person) and checked for
-    staleness only when its item would fit, once per call of ``advise`` (``checked``:
-    id -> why it is held back, or None).
+    At most ``LOOK_DOWN`` lessons are weighed (shown, or too long for the room left);
+    excluded and held-back ones are not counted. A card is screened (``screen.blocked``: it
+    waits for a person) and checked for staleness only when its item would fit, once per
+    call of ``advise`` (``checked``: id -> why it is held back, or None).
     """
-    chosen, items = [], []
-    used = len(block(["x"])) - 1  # header and fence around the items
-    least = [math.inf] * (len(ranked) + 1)  # the shortest any item from here on can be
-    for i in range(len(ranked) - 1, -1, -1):
-        least[i] = min(least[i + 1], ranked[i].least)
-    for i, r in enumerate(ranked):
-        if used + least[i] + (1 if items else 0) > budget:
-            break  # nothing that follows can fit: an item must fit before redaction (below),
-            # and ``least`` bounds that unredacted length, so the stop changes no choice
+    chosen, items, met = [], [], []
+    used, weighed = len(block(["x"])) - 1, 0  # header and fence around the items
+    for r in ranked:
+        room = budget - used - (1 if items else 0)  # a newline joins it to the item before
+        if weighed >= LOOK_DOWN or MIN_ITEM > room:
+            break  # MIN_ITEM bounds any item's length before redaction (an item must fit
+            # before it, below), so this stop changes no choice
         cid = r.card["id"]
         if cid in exclude:
+            met.append(cid)
             continue
-        if r.source is not None:
-            r.card, r.source = r.source(), None
-        text = item_text(r, corrections.for_card(fixes, r.card))
-        cost = len(text) + (1 if items else 0)
-        if used + cost > budget:
+        text = _fitting(r, room, fixes)
+        if text is None:
+            weighed += 1
             continue
         if cid not in checked:
             held = judged.blocked(r.card)
@@ -418,15 +427,25 @@ def _select(ranked: List[Ranked], budget: int, exclude, repo_root: str, cache: d
                 stale_reason(r.card, repo_root, cache)
         if checked[cid]:
             continue
+        weighed += 1
         safe = redact.redact_text(text)  # redacted again on the way out (only what is said)
-        if safe != text:
-            text, cost = safe, len(safe) + (1 if items else 0)
-            if used + cost > budget:
-                continue
+        if len(safe) > room:
+            continue
+        used += len(safe) + (1 if items else 0)
         chosen.append(r)
-        items.append(text)
-        used += cost
-    return chosen, block(items)
+        items.append(safe)
+    return chosen, block(items), weighed, met
+
+
+def _fitting(r: Ranked, room: int, fixes: Dict[str, List[str]]) -> Optional[str]:
+    """The item's text when it fits ``room`` before redaction, else None; the whole card is
+    read only when its length floor (``least``, from the index) lets it fit."""
+    if r.least > room:
+        return None
+    if r.source is not None:
+        r.card, r.source = r.source(), None
+    text = item_text(r, corrections.for_card(fixes, r.card))
+    return text if len(text) <= room else None
 
 
 def advise(memory, repo_root: str, query: Optional[str] = None,
@@ -452,21 +471,22 @@ def advise(memory, repo_root: str, query: Optional[str] = None,
     judged = verdicts.Verdicts(getattr(memory, "root", ""), readonly=not remember,
                                table=storeindex.of(memory))
     while True:
-        chosen, text = _select(ranked, inner, exclude, repo_root, cache, checked, fixes, judged)
+        chosen, text, weighed, met = _select(ranked, inner, exclude, repo_root, cache, checked,
+                                             fixes, judged)
         output = wrap(text, shape)
         if len(output) <= budget:
             break
         inner -= len(output) - budget
     judged.save()
     return {
-        "query": query, "budget": budget, "chars": len(output), "considered": len(ranked),
+        "query": query, "budget": budget, "chars": len(output), "considered": weighed,
         "items": [{"id": r.card["id"], "title": r.card.get("title", ""),
                    "status": r.card.get("status", "proposed"), "relevance": r.relevance,
                    "confidence": r.confidence, "recency": r.recency,
                    "violations": r.violations, "last_violation": r.last_violation or None,
                    "priority": r.priority} for r in chosen],
         "held_back": [{"id": cid, "reason": why} for cid, why in checked.items() if why],
-        "excluded": sorted(exclude.intersection(r.card["id"] for r in ranked)),
+        "excluded": sorted(met),
         "output": output,
     }
 

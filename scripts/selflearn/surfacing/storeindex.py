@@ -19,9 +19,9 @@ from ..learning import lifecycle
 from ..storage import content, fastjson, model, paths, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.record import dedup_key
-from . import apart, score, search
+from . import apart, score, search, topk
 
-SCHEMA = 5   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 6   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
@@ -45,7 +45,7 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
-                   least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER);
+                   least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER, rankkey REAL);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -58,6 +58,7 @@ CREATE INDEX cards_pool ON cards(pool, doclen);
 CREATE INDEX cards_status ON cards(status, ready, doclen);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
 CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
+CREATE INDEX cards_rankkey ON cards(rankkey) WHERE rankkey IS NOT NULL;
 CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
 CREATE INDEX cards_listed ON cards(listed, doclen);
 CREATE INDEX cards_sdigest ON cards(sdigest);
@@ -69,6 +70,7 @@ CREATE INDEX recs_dkey ON recs(dkey);
 CREATE TABLE tally(target TEXT, what TEXT, n INTEGER, PRIMARY KEY(target, what)) WITHOUT ROWID;
 CREATE TABLE evidence(id TEXT PRIMARY KEY, used INTEGER, helped INTEGER, violated INTEGER,
                       last TEXT, last_violation TEXT) WITHOUT ROWID;
+CREATE TABLE maxima(name TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE touched(id TEXT PRIMARY KEY, ts TEXT) WITHOUT ROWID;
 CREATE TABLE stamps(name TEXT, exact INTEGER, hour TEXT, n INTEGER, rest TEXT,
                     PRIMARY KEY(name, exact, hour)) WITHOUT ROWID;
@@ -80,7 +82,7 @@ CREATE TABLE IF NOT EXISTS verdicts(digest TEXT PRIMARY KEY, held INTEGER, reaso
 _INDEXES = [(statement.split()[2], statement.strip()) for statement in _TABLES.split(";")
             if statement.strip().startswith("CREATE INDEX")]  # (name, statement)
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
-         "stamps", "recent", "surfaced", "pooldf")
+         "stamps", "recent", "surfaced", "pooldf", "maxima")
 # ``verdicts`` (the safety screen's, by content digest) outlives a rebuild: it depends on a
 # card's content and the screen's rules alone, and judging everything again is slow.
 _KEPT = ("verdicts",)
@@ -634,8 +636,11 @@ class _Apply:
                 self._file(name, rebuild)
         if part is not None and not apart.finish(part, self.db, APART_TABLES):
             self._file("signals", rebuild)  # the second process failed: read them here
-        self._derive()
+        evidence_only = self.dirty_cards - self.changed  # new evidence, same version
+        self._max_violations()
+        self._derive()  # also the rank keys of new versions
         self._rescore()
+        self._rank_keys(evidence_only)
         self._trim_recent()
 
     def _signals_apart(self) -> Optional[apart.Part]:
@@ -871,13 +876,14 @@ class _Apply:
                         df[(name, term)] = df.get((name, term), 0) - 1
         ids = list(self.changed)
         for chunk in _chunks(ids):
-            counts = self.ix.tallies(chunk)
+            counts, evidence = self.ix.tallies(chunk), self.ix.evidence(chunk)
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT c.id, c.rid, w.data FROM cards c JOIN cardwide w ON "
                                    f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
             narrow, wide, names = [], [], None
             for cid, row, data in rows:
                 columns = self._card_columns(fastjson.loads(data), counts.get(cid, {}))
+                columns["rankkey"] = _rank_key(columns, evidence.get(cid))
                 doc, tdoc, terms = columns.pop("doc"), columns.pop("tdoc"), columns.pop("_doc")
                 names = names or list(columns)
                 narrow.append((*columns.values(), row))
@@ -916,6 +922,33 @@ class _Apply:
                 "least": item_floor(card),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card))}
 
+    def _max_violations(self) -> None:
+        """The most violations a card has had (``maxima``): advice's bound allows for the
+        rounding of recency in proportion to a card's escalation. Counts only grow."""
+        if self.rebuilding:
+            most = self.db.execute("SELECT coalesce(max(violated), 0) FROM evidence").fetchone()[0]
+        else:
+            most = 0
+            for chunk in _chunks(list(self.dirty_cards)):
+                most = max(most, self.db.execute(
+                    "SELECT coalesce(max(violated), 0) FROM evidence WHERE id IN "
+                    f"({','.join('?' * len(chunk))})", chunk).fetchone()[0])
+        self.db.execute("INSERT INTO maxima VALUES ('violated', ?) ON CONFLICT(name) "
+                        "DO UPDATE SET n = max(n, excluded.n)", (most,))
+
+    def _rank_keys(self, ids: set) -> None:
+        """The rank key (``_rank_key``) of cards whose evidence changed without a new version
+        (a new version gets its key in ``_derive``)."""
+        for chunk in _chunks(list(ids)):
+            evidence = self.ix.evidence(chunk)
+            rows = self.db.execute(
+                "SELECT id, rid, raw_status, pool, base, first, last_seen FROM cards "
+                f"WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+            self.db.executemany("UPDATE cards SET rankkey=? WHERE rid=?", [
+                (_rank_key({"raw_status": status, "pool": pool, "base": base, "first": first,
+                            "last_seen": seen}, evidence.get(cid)), rid)
+                for cid, rid, status, pool, base, first, seen in rows])
+
     def _upsert(self, table: str, rid: str, columns: dict) -> int:
         """Update or insert the row of id ``rid``; its rowid."""
         names = [n for n in columns if not n.startswith("_")]
@@ -941,6 +974,14 @@ class _Apply:
                 self.db.execute("UPDATE cards SET score=?, ready=? WHERE id=?",
                                 (score.score(view, mine)[0], int(score.backport_ready(view, mine)),
                                  rid))
+
+
+def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]) -> Optional[float]:
+    """advice's rank key (``topk.rank_key``) from a card's columns; NULL outside its pool."""
+    if not columns["pool"]:
+        return None
+    last = max(columns["last_seen"], columns["first"], ev.last if ev is not None else "")
+    return topk.rank_key(columns["raw_status"], columns["base"], ev, last)
 
 
 def item_floor(card: dict) -> int:
