@@ -6,7 +6,9 @@ sessions go through `ingest-transcripts` -> `maintain --force` (which mines) in-
 mined card is then judged by bench/learning/labels.json (useful / vague / noise / wrong, first
 rule that matches the card's project, kind and text wins; a card no rule matches is
 `unlabelled`) and the hand-written gold lessons of bench/learning/gold.json are looked for
-among the useful cards. Prints one row per project and the totals.
+among the useful cards. Prints one row per project and the totals, then the held-out
+sessions (manifest ``set: held-out``: their gold was written before the miner saw them, and
+no rule was tuned on them) in rows of their own.
 Usage: python3 bench/learning_quality.py [--format text|json] [--show]
 """
 import argparse
@@ -116,23 +118,40 @@ def measure() -> dict:
             else:
                 os.environ[k] = v
     found = {g["id"]: gold_found(g, judged) for g in gold["gold"]}
+    held = {s["project"] for s in manifest["sessions"] if s.get("set") == "held-out"}
     rows = []
-    for project in list(projects) + ["total"]:
-        mine = [j for j in judged if project in ("total", j["project"])]
-        golds = [g for g in gold["gold"] if project in ("total", g["project"])]
-        row = {"project": project, "sessions": sum(1 for s in manifest["sessions"]
-                                                   if project in ("total", s["project"])),
-               "mined": len(mine), "gold": len(golds), "gold_found": sum(found[g["id"]] for g in golds)}
-        row.update({name: sum(1 for j in mine if j["label"] == name) for name in LABELS})
-        rows.append(row)
-    total = rows[-1]
+    for group, members in (("total", [p for p in projects if p not in held]),
+                           ("held-out", [p for p in projects if p in held])):
+        for project in members + [group]:
+            scope = members if project == group else [project]
+            rows.append(_row(project, scope, manifest, judged, gold["gold"], found))
+    total = next(r for r in rows if r["project"] == "total")
+    held_row = next(r for r in rows if r["project"] == "held-out")
     return {"schema": 1, "rows": rows, "gold_found": found,
-            "useful_share": round(total["useful"] / total["mined"], 3) if total["mined"] else 0.0,
-            "gold_share": round(total["gold_found"] / total["gold"], 3) if total["gold"] else 0.0,
+            "useful_share": _share(total["useful"], total["mined"]),
+            "gold_share": _share(total["gold_found"], total["gold"]),
+            "held_out": {"useful_share": _share(held_row["useful"], held_row["mined"]),
+                         "gold_share": _share(held_row["gold_found"], held_row["gold"])},
             "lessons": [{"project": j["project"], "label": j["label"], "title": j["card"].get("title"),
                          "steps": j["card"].get("solution_steps") or [], "key": j["card"].get("key"),
                          "status": j["card"].get("status"), "confidence": j["card"].get("confidence")}
                         for j in judged]}
+
+
+def _row(project: str, scope: List[str], manifest: dict, judged: List[dict], gold: List[dict],
+         found: Dict[str, bool]) -> dict:
+    """One line of the table: the sessions, lessons and gold lessons of ``scope``'s projects."""
+    mine = [j for j in judged if j["project"] in scope]
+    golds = [g for g in gold if g["project"] in scope]
+    row = {"project": project, "sessions": sum(1 for s in manifest["sessions"]
+                                               if s["project"] in scope),
+           "mined": len(mine), "gold": len(golds), "gold_found": sum(found[g["id"]] for g in golds)}
+    row.update({name: sum(1 for j in mine if j["label"] == name) for name in LABELS})
+    return row
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 3) if whole else 0.0
 
 
 def render(data: dict, show: bool) -> List[str]:
@@ -142,8 +161,13 @@ def render(data: dict, show: bool) -> List[str]:
         lines.append("{:<20}{:>9}{:>7}{:>8}{:>7}{:>7}{:>7}{:>11}{:>9}".format(
             r["project"], r["sessions"], r["mined"], r["useful"], r["vague"], r["noise"],
             r["wrong"], r["unlabelled"], f"{r['gold_found']}/{r['gold']}"))
+    total = next(r for r in data["rows"] if r["project"] == "total")
+    held = next(r for r in data["rows"] if r["project"] == "held-out")
     lines.append(f"useful: {data['useful_share']:.0%} of mined lessons; gold found: "
-                 f"{data['gold_share']:.0%}; wrong: {data['rows'][-1]['wrong']}")
+                 f"{data['gold_share']:.0%}; wrong: {total['wrong']}")
+    lines.append(f"held-out (sessions never used to write the rules): useful "
+                 f"{data['held_out']['useful_share']:.0%}; gold found "
+                 f"{data['held_out']['gold_share']:.0%}; wrong: {held['wrong']}")
     if show:
         for j in data["lessons"]:
             lines.append(f"  [{j['label']}] {j['project']}: {j['title']}"

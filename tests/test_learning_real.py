@@ -209,8 +209,8 @@ def test_the_hinted_fix_teaches_in_one_session(run, store):
     (card,) = mined(run)
     assert card["title"] == "`git push` fails with `fatal: The current branch spotter-gqc has no " \
                             "upstream branch.`"
-    assert card["solution_steps"] == ["run `git push --set-upstream origin spotter-gqc` (the error "
-                                      "suggests it) after `git push 2>&1` fails"]
+    assert card["solution_steps"] == ["run `git push --set-upstream origin <branch>` (the error "
+                                      "suggests it) after `git push 2>&1` fails"]  # any branch
     assert card["confidence"] == mine_failures.HINTED_CONFIDENCE
 
 

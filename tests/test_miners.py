@@ -30,7 +30,10 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
 def real_noise(rng, n=8):
     """Failures with real tool output (tests/data/real_failures.json), as the hook stores them."""
     out = []
-    for item in rng.sample(REAL, n):
+    # (not the planted noise's own "lint fails in one session only": a real `npm run lint`
+    # failure would make it two sessions, a true preference)
+    pool = [c for c in REAL if not c["command"].startswith("npm run lint")]
+    for item in rng.sample(pool, n):
         obs = observe.normalize({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                                  "tool_input": {"command": item["command"]},
                                  "error": item["output"]}, "claude")

@@ -18,7 +18,7 @@ SCRIPTS = os.path.join(REPO, "scripts")
 if SCRIPTS not in sys.path:
     sys.path.insert(0, SCRIPTS)
 
-from selflearn.observation import observe  # noqa: E402
+from selflearn.observation import observe, toolcall  # noqa: E402
 from selflearn.storage import redact
 
 HOOKS = os.path.join(REPO, "tests", "data", "hooks")
@@ -161,6 +161,12 @@ def test_real_claude_payload(path):
     ("./node_modules/.bin/jest --ci", "jest"),
     ("cd somewhere", "cd"),
     ("", ""),
+    # entire-cli session 9fd2fc39aa5f-0 (bench/learning): a `$(...)` assignment spans words
+    ("POSTHOG_PATH=$(go env GOMODCACHE)/github.com/posthog/posthog-go@* && grep -A 30 "
+     "\"func (c \\*client) Close\" $POSTHOG_PATH/posthog.go 2>/dev/null || find", "grep"),
+    ("GOMODCACHE=$(go env GOMODCACHE) && grep -B5 -A15 \"type Config struct\" x | head -40",
+     "grep"),
+    ("A=$(echo $(pwd)) ls -la", "ls"),
 ])
 def test_command_family(command, family):
     assert observe.command_family(command) == family
@@ -176,7 +182,7 @@ def test_command_family(command, family):
     ("all good", False, None),
 ])
 def test_exit_code(text, first_only, code):
-    assert observe._exit_code(text, first_only) == code
+    assert toolcall.exit_code(text, first_only) == code
 
 
 @pytest.mark.parametrize("name,kind", [
@@ -280,5 +286,7 @@ def test_hook_path_imports_no_heavy_modules(call):
 
 
 def test_module_parses_as_python39():
-    with open(observe.__file__, encoding="utf-8") as f:
-        ast.parse(f.read(), feature_version=(3, 9))
+    folder = os.path.dirname(observe.__file__)
+    for name in ("observe", "commands", "toolcall"):
+        with open(os.path.join(folder, name + ".py"), encoding="utf-8") as f:
+            ast.parse(f.read(), feature_version=(3, 9))

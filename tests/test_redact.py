@@ -212,7 +212,7 @@ def test_marker_next_to_token_is_clean():
 # --- property tests (optional) -------------------------------------------------
 
 try:
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import example, given, settings, strategies as st
 except ImportError:  # pragma: no cover
     st = None
 
@@ -229,6 +229,7 @@ if st is not None:
 
     @settings(max_examples=400, deadline=None)
     @given(TEXTS)
+    @example('PASSWORD<IS 000000"IS 000000')  # found here: a marker's kind word was a label
     def test_property_never_raises_and_idempotent(text):
         once = R.redact_text(text)
         assert isinstance(once, str)

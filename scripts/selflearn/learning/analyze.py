@@ -13,8 +13,8 @@ import re
 import subprocess
 from typing import Dict, List, Optional, Tuple
 
-from ..storage import fastjson, model
-from . import fingerprint, mine_base
+from ..storage import model
+from . import fingerprint, mine_base, stream
 from ..storage.errors import UsageError
 
 DEFAULT_DAYS = 7            # the window when --days is not given
@@ -152,25 +152,18 @@ def analyze(memory, repo_root: str, days: Optional[int] = None) -> dict:
 
 def _scan(path: str, since_iso: str, until_iso: str, rows: Dict[str, Row], data: dict) -> None:
     """One pass over the file; only the window's finished tool calls are kept, as counts."""
-    edits, check = _Edits(), model.LineCheck("observations")
+    edits = _Edits()
+
+    def in_window(obs: dict) -> bool:
+        return since_iso <= str(obs.get("ts", ""))[:19] + "Z" <= until_iso
+
     with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            data["read"] += 1
+        lines = stream.Stream(fh, data["warnings"])
+        for raw in lines:
             if not any(w in raw for w in WANTED):
                 continue
-            try:
-                obs = fastjson.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as exc:
-                if len(data["warnings"]) < 10:
-                    data["warnings"].append(f"{path}:{number}: not JSON ({exc}); skipped")
-                continue
-            if not isinstance(obs, dict) or not since_iso <= str(obs.get("ts", ""))[:19] + "Z" \
-                    <= until_iso:
-                continue
-            why = model.streamed(check, obs, f"{path}:{number}")
-            if why:
-                if len(data["warnings"]) < 10:
-                    data["warnings"].append(f"{path}:{number}: {why}; skipped")
+            obs = lines.parse(raw, keep=in_window)
+            if obs is None:
                 continue
             cls = outcome(obs)
             if cls is None or not (obs.get("family") or obs.get("tool")):
@@ -181,6 +174,7 @@ def _scan(path: str, since_iso: str, until_iso: str, rows: Dict[str, Row], data:
             if cls == "ok" and (obs.get("edit_old") or obs.get("edit_new")) \
                     and edits.corrects(obs):
                 row.self_corrections += 1
+        data["read"] += lines.read
 
 
 def _row(rows: Dict[str, Row], record: dict) -> Row:

@@ -44,6 +44,19 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+def placeholders(text: str, error: str) -> str:
+    """``text`` with the branch, tag or remote names that ``error`` mentions as placeholders
+    (``git push --set-upstream origin fix-42`` -> ``... origin <branch>``): a lesson shown
+    for every branch must not carry the one of the session it was seen in."""
+    for m in _REF.finditer(error or ""):
+        kind, name = m.group(1).lower(), m.group(2)
+        if name.lower() in _PROSE or len(name) < 3:
+            continue
+        holder = "<remote>" if kind in ("origin", "upstream") else f"<{kind}>"
+        text = re.sub(r"(?<![\w./-])" + re.escape(name) + r"(?![\w/-])", holder, text)
+    return text
+
+
 def key_line(error: str) -> str:
     """The line of an error that names its cause (``causes.cause_line``: runner-aware, over
     the whole text, banners and progress lines never chosen), else its first line."""

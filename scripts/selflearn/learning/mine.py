@@ -19,6 +19,7 @@ import time
 from typing import Callable, Dict, List, Optional
 
 from ..storage import config, cursors, fastjson, model, record, store
+from . import stream
 from . import mine_bypass, mine_denials, mine_edits, mine_failures, mine_preferences, mine_sequences
 from ..storage.errors import SelfLearningError, UsageError
 from .mine_base import STATE_FILE, Setup
@@ -124,40 +125,26 @@ def _scan(fh, names: List[str], state: dict, since_iso: str, data: dict, setup: 
     active = [run for off, run in miners if off <= pos]
     later = sorted(((off, run) for off, run in miners if off > pos), key=lambda x: x[0])
     fh.seek(pos)
-    read = parsed = 0
+    parsed = 0
     report = _reporter(progress, pos, st.st_size)
-    check = model.LineCheck("observations")
-    for raw in fh:
-        if raw[-1:] != b"\n":
-            break  # still being written: the next run reads it whole
-        while later and pos >= later[0][0]:
+    lines = stream.Stream(fh, data["warnings"], line, whole_lines=True)
+    for raw in lines:
+        while later and lines.at >= later[0][0]:
             active.append(later.pop(0)[1])
-        pos += len(raw)
-        line += 1
-        read += 1
-        if report is not None and not read % PROGRESS_LINES:
-            report(pos)
+        if report is not None and not lines.read % PROGRESS_LINES:
+            report(lines.pos)
         for run in active:
             if run.wants(raw):
                 break
         else:
             continue
-        try:
-            obs = fastjson.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            if len(data["warnings"]) < 10:
-                data["warnings"].append(f"{fh.name}:{line}: not JSON ({exc}); skipped")
-            continue
-        why = model.streamed(check, obs, f"{fh.name}:{line}")
-        if why:
-            if len(data["warnings"]) < 10:
-                data["warnings"].append(f"{fh.name}:{line}: {why}; skipped")
-            continue
-        if since_iso and str(obs.get("ts", "")) < since_iso:
+        obs = lines.parse(raw)
+        if obs is None or (since_iso and str(obs.get("ts", "")) < since_iso):
             continue
         parsed += 1
         for run in active:
             run.feed(obs)
+    pos, line, read = lines.pos, lines.line, lines.read
     data["observations_read"], data["parsed"] = read, parsed
     data["checkpoint"] = {"offset": pos, "inode": st.st_ino, "line": line}
     head = cursors.head(fh, pos)

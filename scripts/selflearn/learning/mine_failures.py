@@ -17,12 +17,13 @@ from functools import lru_cache
 from typing import Dict, List, Optional
 
 from ..observation import causes, observe
-from . import fingerprint
+from . import fingerprint, fix_edits
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_verdict
 from ..storage.screen import fence
 
 KIND = "failures"
-AGG_VERSION = 2             # 2: cause lines from the whole output, <ref>s, hints, steps
+AGG_VERSION = 3             # 2: cause lines from the whole output, <ref>s, hints, steps;
+                            # 3: the file a failure names, edits of it, programs replaced
 _SID = b'"session_id": "'  # how fastjson (hooks, transcripts) writes the key
 _CD = b'"args": "cd '        # a shell call starting with cd (moves the shell for later calls)
 
@@ -52,6 +53,7 @@ CONFIG_FILES = ("package.json", "tsconfig.json", "pyproject.toml", "setup.cfg", 
                 "babel.config", ".eslintrc", ".prettierrc", "docker-compose", "dockerfile")
 CONFIG_DIRS = ("config/", ".github/", ".cargo/", ".vscode/")
 _PRELUDE = ("cd", "pushd", "popd", "export", "source", ".", "set", "unset")
+_NAMED = "(the file the error names)"  # how a step that edited that file ends
 
 
 def _resembles(failed_family: str, family: str, args: str) -> bool:
@@ -174,6 +176,34 @@ def _missing(obs: dict) -> bool:
     return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
 
 
+def _replaced(obs: dict, line: str) -> str:
+    """The program that answered instead of the one run (an alias or wrapper: ``tree`` run,
+    ``lsd: 3: No such file or directory``), else ''. It must be no word of the command, and
+    the line must name a word of the command (here ``3`` of ``-L 3``) as what it choked on."""
+    if obs.get("tool_kind") != "shell" or line.count(": ") < 2:
+        return ""
+    other, what = line.split(": ")[:2]
+    family = str(obs.get("family") or "")
+    words = [w for seg in _segments(str(obs.get("args") or "")) for w in seg.split()]
+    if not other.replace("-", "").replace("_", "").isalnum() or other.lower() != other \
+            or other in words or not family or other == family.split()[0] \
+            or family.split()[0] in observe.RUNNERS:
+        return ""
+    return other if what in words[1:] else ""
+
+
+def _stands_in(args: str, flat: str, failed: str) -> bool:
+    """Whether a command that succeeded can stand in for a missing program: it is not
+    riskier, and it only looks around if the missing one did too (``mise tasks | grep lint``
+    does not do a linter's job); unless both only look around (``find | head`` for ``tree``:
+    the output is the point), its success must not be hidden."""
+    if causes.riskier(args, failed):
+        return False
+    if _looking(flat):
+        return _looking(args)
+    return not _looking(args) and not causes.hidden_success(args)
+
+
 def _hinted(args: str, hints: List[str]) -> bool:
     core = _flat(args)
     return any(h and (core == h or core.startswith(h + " ") or h in core) for h in hints)
@@ -230,6 +260,7 @@ def miner(agg: dict, setup: Setup) -> Run:
         for entry in pending[sid]:
             fp, failed, flat, norm, fam, remaining = entry[:6]
             hints, steps = entry[6] if len(entry) > 6 else [], entry[7] if len(entry) > 7 else []
+            rest = entry[8:]  # missing or replaced program, rest after a cd, named file, ...
             cluster = clusters.get(fp)
             if cluster is None:
                 continue
@@ -240,18 +271,34 @@ def miner(agg: dict, setup: Setup) -> Run:
                     cluster["retries"] = cluster.get("retries", 0) + 1
                 elif how != "skip":
                     _fix(fp, cluster, what, failed, how == "same", sid, obs,
-                         "variant" if how == "same" else how)
+                         "variant" if how == "same" else how,
+                         entry[8] if how == "instead" and entry[8] != "missing" else "",
+                         [s for s in steps if s.endswith(_NAMED)]
+                         if how in ("same", "program") else [])
+                if how == "program" and any(x.endswith(_NAMED) for x in steps):
+                    continue  # the named file was edited, then this ran: the fix is complete
                 if how == "program":  # another subcommand may prepare a re-run: keep waiting
                     steps = (steps + [f"run `{what}`"])[-MAX_STEPS_KEPT:]
+                elif how == "diagnostic":  # it only looked: what fixed it may come next
+                    pass
                 elif how != "skip":
                     continue
             elif shell and ok and not causes.hidden_success(args) and not _looking(args) \
                     and not causes.riskier(args, failed):
                 steps = (steps + [f"run `{cut(causes.core(args), CUT_ARGS)}`"])[-MAX_STEPS_KEPT:]
+            elif len(entry) > 10 and fix_edits.edits_named(obs, entry[10]):
+                step, how = fix_edits.describe(obs, entry[10], entry[11], entry[12])
+                if how == "suggested":  # the edit puts in what the error said to use
+                    _fix(fp, cluster, step, failed, False, sid, obs, "edit")
+                    continue
+                if steps[-1:] != [step]:
+                    steps = (steps + [step])[-MAX_STEPS_KEPT:]
+                if how:
+                    rest = entry[8:13] + [True]
             elif _config_edit(obs):
                 steps = (steps + [f"edit `{_config_edit(obs)}`"])[-MAX_STEPS_KEPT:]
             if remaining > 1:
-                left.append([fp, failed, flat, norm, fam, remaining - 1, hints, steps] + entry[8:10])
+                left.append([fp, failed, flat, norm, fam, remaining - 1, hints, steps] + rest)
         if left:
             pending[sid] = left
         else:
@@ -274,7 +321,7 @@ def miner(agg: dict, setup: Setup) -> Run:
         if ok and _hinted(args, hints) and not causes.riskier(args, failed):
             return "hint", core
         if not _resembles(fam, family, args) and not _same_family(fam, family, args):
-            if ok and entry[8:9] == [True]:
+            if ok and entry[8] and _stands_in(args, flat, failed):
                 return "instead", core  # the program was missing: what ran next does the job
             if ok and _diagnostic(args):
                 return "diagnostic", core
@@ -287,18 +334,19 @@ def miner(agg: dict, setup: Setup) -> Run:
         again = _flat(args) == flat or _same_words(flat, args, fam) or (
             _where(args) == _where(flat) and any(m in _segments(flat) for m in mine))
         if ok and again:  # the same command (or the failing part of it) passed
-            return ("steps", steps_text(steps)) if steps else ("retry", "")
+            edited = entry[13:14] == [True]  # a step edited the file the error names
+            return ("edited" if edited else "steps", steps_text(steps)) if steps else ("retry", "")
         if ok and _looking(flat) and not _operands(args, fam):
             return "skip", ""  # `ls -la` after `ls -la types/` failed: it looked elsewhere
         if not ok:
             if again and steps and fingerprint.of_failure(obs)[1] != fp:
                 return "steps", steps_text(steps)  # failed otherwise: the steps fixed this
             return None
-        if entry[8:9] == [True]:  # the program was missing: what ran next does the job
+        if entry[8]:  # the program was missing or another one answered: what ran next does it
             return "instead", core
         return ("same" if _same_family(fam, family, args) else "program"), core
 
-    def _fix(fp, cluster, what, failed, same_family, sid, obs, how) -> None:
+    def _fix(fp, cluster, what, failed, same_family, sid, obs, how, via="", before=()) -> None:
         fixes = cluster.setdefault("fixes", {})
         key = fingerprint.normalize(what)  # the same fix for another branch or file is one
         fix = fixes.get(key)
@@ -308,6 +356,10 @@ def miner(agg: dict, setup: Setup) -> Run:
             fix = fixes[key] = {"args": what, "failed": cut(failed, CUT_ARGS),
                                  "same_family": same_family, "how": how, "count": 0,
                                  "seen": [obs.get("id", "?"), sid, obs.get("ts", "?")]}
+            if via:
+                fix["via"] = via  # the program that answered instead of the one run
+            if before:
+                fix["before"] = steps_text(list(before))  # e.g. resolving the named file
         fix["count"] += 1
         changed.add(fp)
 
@@ -353,8 +405,12 @@ def miner(agg: dict, setup: Setup) -> Run:
             args = str(obs.get("args") or "")
             hints = [_flat(h) for h in str(obs.get("hint") or "").splitlines() if h.strip()]
             entries = [p for p in pending.pop(sid, []) if p[0] != fp]
+            named = fix_edits.named_file(raw)
+            names, suggested = fix_edits.subjects(raw) if named else ([], [])
+            program = "missing" if _missing(obs) else _replaced(obs, raw)
             entries.append([fp, cut(args, CUT_ARGS), _flat(args), fingerprint.normalize_args(args),
-                            obs["family"], FIX_WINDOW, hints, [], _missing(obs), _after_cd(obs)])
+                            obs["family"], FIX_WINDOW, hints, [], program, _after_cd(obs),
+                            named, names, suggested, False])
             pending[sid] = entries  # re-inserted last: the dict stays least-recent first
             waiting.add(sid.encode("utf-8"))
             while len(pending) > MAX_PENDING_SESSIONS:
@@ -387,14 +443,16 @@ def _hint_proven(c: dict) -> bool:
     """One session suffices when the command the error suggested was seen to fix it, when a
     variant of the same command succeeded instead, or when the program is missing (what
     replaced it then is the lesson)."""
-    return any(f.get("how") in ("hint", "instead", "variant", "cd")
+    return any(f.get("how") in ("hint", "instead", "variant", "cd", "edit", "edited")
                for f in c.get("fixes", {}).values())
 
 
 def _step(f: dict) -> str:
     how = f.get("how")
-    if how == "steps":
+    if how in ("steps", "edited"):
         return f"{f['args']} before `{f['failed']}`: it then no longer failed this way"
+    if how == "edit":
+        return f["args"]
     if how == "hint":
         return f"run `{f['args']}` (the error suggests it) after `{f['failed']}` fails"
     if how == "diagnostic":
@@ -402,8 +460,13 @@ def _step(f: dict) -> str:
     if how == "cd":
         return (f"the shell already was in that folder (a `cd` lasts from one call to the "
                 f"next): run `{f['args']}` without the `cd`, or use paths from the repo root")
+    if how == "instead" and f.get("via"):
+        return (f"`{f['failed'].split()[0]}` runs `{f['via']}` here (an alias or wrapper with "
+                f"other options); `{f['args']}` did the job instead")
     if how == "instead":
         return f"the program is not installed here; `{f['args']}` did the job instead"
+    if f.get("before"):
+        return f"{f['before']}, then `{f['args']}` succeeded after `{f['failed']}` failed"
     if f["same_family"]:
         return f"use `{f['args']}` instead of `{f['failed']}`"
     return f"`{f['args']}` succeeded next, after `{f['failed']}` failed"
@@ -412,9 +475,10 @@ def _step(f: dict) -> str:
 def shown_line(line: str) -> str:
     """The raw line as a reader wants it: a leading ``path:line:col:`` location dropped."""
     head, _, rest = line.partition(": ")
-    if rest and len(rest) > 20 and ":" in head and ("/" in head or "." in head) \
-            and head.replace(":", " ").split()[-1].isdigit():
-        return rest
+    if rest and len(rest) > 8 and ("/" in head or "." in head) and " " not in head and (
+            (":" in head and head.replace(":", " ").split()[-1].isdigit())
+            or (head.endswith(")") and head.rsplit("(", 1)[-1][:-1].replace(",", "").isdigit())):
+        return rest  # path:line:col: and tsc's path(line,col):
     return line
 
 
@@ -423,11 +487,12 @@ def _lesson(fp: str, c: dict) -> dict:
     label, head = fingerprint.command_word(c), fingerprint.head_of(c["fingerprint"])
     shown = shown_line(c["example"]["error"]) or head
     n = len(c["sessions"])
-    order = {"hint": 0, "instead": 0, "cd": 0, "steps": 1, "variant": 2, "program": 3,
+    order = {"hint": 0, "instead": 0, "cd": 0, "edit": 0, "edited": 0, "steps": 1,
+             "variant": 2, "program": 3,
              "diagnostic": 4}
     fixes = sorted(c.get("fixes", {}).values(),
                    key=lambda f: (order.get(f.get("how", "variant"), 2), -f["count"]))[:MAX_FIXES]
-    steps = [_step(f) for f in fixes]
+    steps = [fingerprint.placeholders(_step(f), c["example"]["error"]) for f in fixes]
     if c.get("cwd") and fixes:
         steps.insert(0, f"the shell was still in `{c['cwd']}` (a `cd` lasts from one call to "
                         "the next): relative paths resolve there; use absolute paths")
@@ -435,7 +500,8 @@ def _lesson(fp: str, c: dict) -> dict:
                 f"{fence(c['example']['error'], CUT_ERROR)}"]  # tool output: quoted, cut
     evidence += [f"seen {ts} in session {sid} ({oid})" for oid, sid, ts in c["seen"]]
     evidence += [f"fix seen {f['seen'][2]} in session {f['seen'][1]} ({f['seen'][0]}): "
-                 + (f["args"] if f.get("how") == "steps" else f"`{f['args']}`") for f in fixes]
+                 + (f["args"] if f.get("how") in ("steps", "edited", "edit") else f"`{f['args']}`")
+                 for f in fixes]
     proven = any(f.get("how") != "diagnostic" for f in fixes)
     conf = confidence(n, proven) if n >= MIN_SESSIONS else HINTED_CONFIDENCE
     card = {

@@ -190,7 +190,8 @@ _NPMRC = (r"(?<![\w])_(?:auth|authToken|password)[ \t]*=[ \t]*['\"]?(?!\[REDACTE
           r"([^\s'\"]{4,})")
 _CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"
          r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})(?=;)")
-_PROSE = (r"\b(?i:pass(?:word|phrase|code)|pwd|pin code|api key|token|secret)\b[^\n.;:]{0,40}?"
+_PROSE = (r"(?<!\[REDACTED:)"  # a marker's kind word is no label (redacting twice changes nothing)
+          r"\b(?i:pass(?:word|phrase|code)|pwd|pin code|api key|token|secret)\b[^\n.;:]{0,40}?"
           r"\b(?i:is|was|set to|changed to|reset to)[ \t]+[\"'`]?" + _STOP + _RANDOM
           + r"""([^\s"'`\\,;]{6,})|\b(?i:use|with|enter)[ \t]+(?i:the[ \t]+)?"""
           r"(?i:password|passphrase|passcode|token|api key)[ \t]+[\"'`]?" + _STOP + _RANDOM
