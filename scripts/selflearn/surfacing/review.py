@@ -228,7 +228,8 @@ def _flagged_indexed(ix, judged) -> Tuple[List[dict], int]:
             todo.append(cid)
             seen += 1
     # the rest is counted in SQL; a card whose content is judged in this run counts as judged
-    again = [cid for cid, _ in ix.unjudged(seen, digests=screening)] if screening else []
+    read = set(todo)
+    again = [cid for cid in ix.unjudged_of(screening) if cid not in read]
     todo += again
     fresh += ix.scalar(f"SELECT count(*) {storeindex.UNJUDGED}") - seen - len(again)
     out: List[dict] = []

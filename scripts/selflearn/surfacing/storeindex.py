@@ -550,15 +550,21 @@ class Index:
         finally:
             self.db.execute("BEGIN")
 
-    def unjudged(self, offset: int = 0, limit: int = -1,
-                 digests: Iterable[str] = ()) -> List[Tuple[str, str]]:
+    def unjudged(self, offset: int = 0, limit: int = -1) -> List[Tuple[str, str]]:
         """Listed cards whose content has no verdict yet and no person accepted, in
-        ``judge_order`` from ``offset`` on (only those of ``digests``, if given): (id, digest)."""
-        keys = list(digests)
-        sql = f"SELECT id, sdigest {UNJUDGED} ORDER BY {JUDGE_ORDER}, rid DESC LIMIT ? OFFSET ?"
-        if keys:
-            sql = f"SELECT * FROM ({sql}) WHERE sdigest IN ({','.join('?' * len(keys))})"
-        return self.db.execute(sql, (limit, offset, *keys)).fetchall()
+        ``judge_order`` from ``offset`` on: (id, digest)."""
+        return self.db.execute(f"SELECT id, sdigest {UNJUDGED} ORDER BY {JUDGE_ORDER}, rid DESC "
+                               "LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+
+    def unjudged_of(self, digests: Iterable[str]) -> List[str]:
+        """Ids of the unjudged cards (as ``unjudged``) holding one of these contents."""
+        out: List[str] = []
+        for chunk in _chunks(list(digests)):
+            out += [r[0] for r in self.db.execute(
+                f"SELECT id FROM cards INDEXED BY cards_sdigest WHERE sdigest IN "
+                f"({','.join('?' * len(chunk))}) AND listed = 1 AND sok = 0 AND "
+                "verdict IS NULL", chunk)]
+        return out
 
     def surfaced(self, ids: Iterable[str]) -> Dict[str, int]:
         out: Dict[str, int] = {}
