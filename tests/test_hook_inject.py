@@ -187,6 +187,26 @@ def test_non_injecting_events_import_no_advice_module(cards, store):
     assert "selflearn.surfacing.advice" in run("SessionStart")  # the probe can see an injection's imports
 
 
+def test_a_session_start_on_judged_lessons_imports_no_hashing_calendar_or_screen(
+        cards, store, tmp_path):
+    """Once the printed lessons are judged, their verdicts are found by the digest the index
+    keeps: hashlib (OpenSSL, about 3 ms), calendar (and locale) and the screen stay out."""
+    first = payload("claude-real", "SessionStart")
+    assert b"[aha_" in hook(first, "claude").stdout  # judges what it prints, builds the index
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps({**first, "session_id": "another-session"}))
+    probe = ("import sys, io; sys.path.insert(0, %r);"
+             "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
+             "import self_learning;"
+             "from selflearn.observation import hook; hook.main(['--agent', 'claude'], self_learning.inject);"
+             "print(sorted(m for m in ('hashlib', 'calendar', 'locale', 'selflearn.storage.screen',"
+             "'selflearn.surfacing.advice') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-S", "-c", probe % (str(REPO / "scripts"), str(again))],
+                         capture_output=True, text=True, check=True).stdout
+    assert "[aha_" in out
+    assert out.splitlines()[-1] == "['selflearn.surfacing.advice']"
+
+
 def test_hook_output_carries_no_raw_tool_output(run, store):
     """A mined card's evidence holds error text; only title and step reach the agent."""
     card = {"id": "aha_m", "title": "`npm test` fails with `Error: Cannot find module <X>`",

@@ -7,6 +7,7 @@ each tested at its boundary: one step short of it and exactly at it.
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from selflearn.learning import lifecycle as L
 from selflearn.storage import model
@@ -319,3 +320,15 @@ def test_reference_tables_state_the_constants_of_the_code():
             assert float(value) == actual, name
         found[name] = actual
     assert len(found) == 19 and "QUIET_DAYS" in found and "MAX_CORRECTIONS" in found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 9999), st.integers(1, 12), st.integers(1, 31), st.integers(0, 23),
+       st.integers(0, 59), st.integers(0, 61))
+def test_timestamps_parse_as_calendar_would(y, mo, d, h, mi, sec):
+    import calendar
+    assert model.timegm((y, mo, d, h, mi, sec)) == calendar.timegm((y, mo, d, h, mi, sec))
+    stamp = "%04d-%02d-%02dT%02d:%02d:%02dZ" % (y, mo, d, h, mi, sec)
+    valid = d <= calendar.monthrange(y, mo)[1] and sec <= 59
+    expected = float(calendar.timegm((y, mo, d, h, mi, sec))) if valid else None
+    assert model._canonical_ts(stamp[:19]) == expected

@@ -9,7 +9,6 @@ refusal writes nothing. ``append_rule`` is the entry point for the proposals
 inbox. Path guard and rule checks: ``guidance``. Must not import cli.
 """
 
-import calendar
 import os
 import re
 import time
@@ -174,7 +173,7 @@ def prune(folder: str, keep: str) -> List[str]:
     for name in os.listdir(folder):
         m = _BACKUP.match(name)
         if m:
-            when = calendar.timegm(time.strptime(m.group(1), STAMP))
+            when = model.timegm(time.strptime(m.group(1), STAMP))
             found.append((when, int(m.group(2) or 0), name))
     # the one just written counts first, even when the clock went back
     found.sort(key=lambda f: (f[2] == keep, f[:2]), reverse=True)

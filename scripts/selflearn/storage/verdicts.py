@@ -46,11 +46,13 @@ class Verdicts:
         """True when this content was judged before (``blocked`` costs no screening)."""
         return accepted(record) or self.lookup(digest(record)) is not None
 
-    def blocked(self, record: dict) -> List[str]:
-        """The reasons ``record`` may not reach a prompt or file now (empty: it may)."""
+    def blocked(self, record: dict, key: Optional[str] = None) -> List[str]:
+        """The reasons ``record`` may not reach a prompt or file now (empty: it may).
+        ``key``: its content digest when the derived index already computed it (hashing
+        needs ``hashlib``, whose OpenSSL costs a hook about 3 ms to load)."""
         if accepted(record):
             return []
-        key = digest(record)
+        key = key or digest(record)
         reasons = self.lookup(key)
         if reasons is None:
             from . import screen

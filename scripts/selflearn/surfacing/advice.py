@@ -66,13 +66,15 @@ class Ranked:
     """One card that cleared the floors, with the numbers behind its rank."""
 
     __slots__ = ("card", "relevance", "confidence", "recency", "violations", "last_violation",
-                 "priority", "least", "source")
+                 "priority", "least", "source", "digest")
 
     def __init__(self, card: dict, relevance: float, confidence: float, recency: float,
-                 violations: int, last_violation: str, least: int = 0, source=None):
+                 violations: int, last_violation: str, least: int = 0, source=None,
+                 digest: Optional[str] = None):
         self.card, self.relevance, self.confidence = card, relevance, confidence
         self.least, self.source = least, source  # from the index: a lower bound of the item's
         # length, and how to read the whole card (``card`` holds its id and status until then)
+        self.digest = digest  # from the index: the content digest its verdict is kept under
         self.recency, self.violations, self.last_violation = recency, violations, last_violation
         self.priority = topk.priority(relevance, confidence, recency,
                                       card.get("status", "proposed"), violations)
@@ -187,7 +189,7 @@ def rank(memory, query: Optional[str], now: float) -> Iterable[Ranked]:
 
 
 _COLUMNS = ("c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.least, c.rankkey, "
-            "e.used, e.helped, e.violated, e.last, e.last_violation, c.doclen")
+            "e.used, e.helped, e.violated, e.last, e.last_violation, c.doclen, c.sdigest")
 
 
 def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
@@ -224,7 +226,7 @@ def _indexed_rank(ix, terms: List[str], now: float):
 
     def rank_of(row):
         rid, cid, status, base, first, seen, least = row[:7]
-        rel = relevance_of(row[13], row[14], row[15:]) if terms else 1.0
+        rel = relevance_of(row[13], row[15], row[16:]) if terms else 1.0
         if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
             return None
         e = None
@@ -239,7 +241,7 @@ def _indexed_rank(ix, terms: List[str], now: float):
             return None
         r = Ranked({"id": cid, "status": status}, rel, conf, topk.recency(now - stamp),
                    violations, e.last_violation if e is not None else "",
-                   min(least, LINE_MAX - 1), lambda rid=rid: load(rid))
+                   min(least, LINE_MAX - 1), lambda rid=rid: load(rid), row[14])
         return (r.priority, cid, r) if r.priority > 0 else None
     return rank_of
 
@@ -422,7 +424,7 @@ def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cach
             weighed += 1
             continue
         if cid not in checked:
-            held = judged.blocked(r.card)
+            held = judged.blocked(r.card, r.digest)
             checked[cid] = ("safety screen: " + "; ".join(held)) if held else \
                 stale_reason(r.card, repo_root, cache)
         if checked[cid]:
