@@ -8,6 +8,7 @@ catch-up is one write transaction. Must not import catalog, review, advice or cl
 
 import heapq
 import os
+from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 try:
@@ -892,12 +893,11 @@ class _Apply:
 
     def _derive(self) -> None:
         """Columns of every card changed in this run: tokenized once, whatever its versions."""
-        df: Dict[Tuple[str, str], int] = {}  # (pool, term) -> change
+        df = {"advice": Counter(), "list": Counter()}  # pool -> term -> change (counted in C)
         for terms, pool, listed in self.left_pool:
             for name, member in (("advice", pool), ("list", listed)):
                 if member:
-                    for term in terms:
-                        df[(name, term)] = df.get((name, term), 0) - 1
+                    df[name].subtract(iter(terms))
         ids = list(self.changed)
         for chunk in _chunks(ids):
             counts, evidence = self.ix.tallies(chunk), self.ix.evidence(chunk)
@@ -914,8 +914,7 @@ class _Apply:
                 wide.append((row, doc, tdoc))
                 for name, member in (("advice", columns["pool"]), ("list", columns["listed"])):
                     if member:
-                        for term in terms:
-                            df[(name, term)] = df.get((name, term), 0) + 1
+                        df[name].update(iter(terms))
             if names:
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
@@ -925,7 +924,7 @@ class _Apply:
                                     "SET doc = excluded.doc, tdoc = excluded.tdoc", wide)
         self.db.executemany("INSERT INTO pooldf VALUES (?,?,?) ON CONFLICT(pool, term) "
                             "DO UPDATE SET n = n + excluded.n",
-                            [(pool, t, n) for (pool, t), n in df.items() if n])
+                            [(pool, t, n) for pool in df for t, n in df[pool].items() if n])
         self.dirty_cards.difference_update(ids)
 
     def _card_columns(self, card: dict, counts: Dict[str, int]) -> dict:
