@@ -597,12 +597,13 @@ def with_terms(names: List[str], inner: List[str], source: str, params: list,
     freqs = "".join(f", CASE WHEN p{i} > 0 THEN CAST(substr(doc, p{i} + {len(k)}, 32) AS REAL) "
                     f"END AS f{i}" for i, k in enumerate(keys))
     hit = " OR ".join(f"p{i} > 0" for i in range(len(terms)))
-    # with ``partial``: where each term occurs at all (inside a longer word, or a number)
-    inside = "".join(f", instr(doc, ?) AS q{i}" for i in range(len(terms))) if partial else ""
-    outer = "".join(f", q{i}" for i in range(len(terms))) if partial else ""
-    sql = (f"SELECT {', '.join(names)}{freqs}{outer} FROM (SELECT {cols}, doc, {pos}{inside} "
+    # with ``partial``: where a term missing as a word occurs at all (inside a longer word, or
+    # a number); searched only in rows the outer query keeps, and only when the word is missing
+    outer = "".join(f", CASE WHEN p{i} > 0 THEN 0 ELSE instr(doc, ?) END AS q{i}"
+                    for i in range(len(terms))) if partial else ""
+    sql = (f"SELECT {', '.join(names)}{freqs}{outer} FROM (SELECT {cols}, doc, {pos} "
            f"{source} LIMIT -1) WHERE {hit}")
-    return sql, [*keys, *(terms if partial else []), *params]
+    return sql, [*(terms if partial else []), *keys, *params]
 
 
 def _wide(kind: str) -> str:
