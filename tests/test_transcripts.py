@@ -412,3 +412,17 @@ def test_help_examples_run(run, monkeypatch):
         args = shlex.split(example)[2:]  # drop "python3 scripts/self_learning.py"
         code, out, err = run(args)
         assert code == 0, (example, err)
+
+
+def test_a_file_that_is_no_transcript_gets_a_hint(run, store, transcript, tmp_path):
+    other = tmp_path / "notes.jsonl"
+    other.write_text('{"level": "info", "msg": "deploy done", "timestamp": "2026-11-23T10:00:00Z"}\n')
+    code, out, err = run(["ingest-transcripts", str(transcript), str(other)])
+    assert code == 0 and err == ""
+    hints = [line for line in out.splitlines() if "looks like a Claude Code transcript" in line]
+    assert len(hints) == 1
+    assert out.splitlines()[out.splitlines().index(hints[0]) - 1].startswith(str(other))
+    assert [f["transcript"] for f in ingest(run, transcript, other)["files"]] == []  # unchanged
+    other.write_text(other.read_text() + '{"msg": "again"}\n')
+    (entry,) = ingest(run, other)["files"]
+    assert entry["transcript"] is False and entry["added"] == 0

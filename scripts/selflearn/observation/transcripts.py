@@ -25,6 +25,7 @@ _TOOL_KEYS = ("tool", "tool_kind", "args", "family", "file", "edit_old", "edit_n
 _NOT_PROMPT = ("<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
                "[Request interrupted by user", "<system-reminder>", "Caveat: The messages below")
 _INTERRUPTED = "[Request interrupted by user"
+_TYPES = ("user", "assistant", "system", "summary")  # entry types of a Claude Code transcript
 _MAX_PENDING = 200  # tool calls never answered (a killed session) must not grow the state forever
 
 
@@ -227,6 +228,7 @@ class _Run:
         self.memory, self.since, self.dry_run, self.progress = memory, since, dry_run, progress
         self.cursors: Dict[str, dict] = {}
         self.seen: set = set()
+        self.shaped = 0  # lines shaped like a transcript's (a session id or an entry type)
         self.data = {"dry_run": dry_run, "state": memory.path(STATE_FILE), "searched": [],
                      "files": [], "files_read": 0, "files_unchanged": 0, "added": {},
                      "added_total": 0, "skipped_duplicates": 0, "skipped_before_since": 0,
@@ -246,8 +248,9 @@ class _Run:
                     return
                 cur = dict(prev) if prev and not reread else {"offset": 0, "line": 0,
                                                               "pending": {}}
-                start = cur["offset"]
+                start, shaped = cur["offset"], self.shaped
                 found = self._lines(fh, path, cur)
+                shaped = self.shaped - shaped
                 cur.update(size=st.st_size, mtime=st.st_mtime, inode=st.st_ino,
                            head=cursors.head(fh, cur["offset"]))
         except OSError as exc:
@@ -262,7 +265,8 @@ class _Run:
         data["added_total"] += len(found)
         data["files_read"] += 1
         data["files"].append({"path": path, "from": start, "to": cur["offset"],
-                              "added": len(found), "reread": reread})
+                              "added": len(found), "reread": reread,
+                              "transcript": bool(shaped) or cur["offset"] == start})
         if self.progress:
             self.progress(f"{path}: {len(found)} new observation(s)"
                           + (" (re-read from the start: truncated or replaced)" if reread else ""))
@@ -286,6 +290,7 @@ class _Run:
             if not isinstance(entry, dict):
                 self.data["errors"].append(f"{path}:{cur['line']}: not a JSON object")
                 continue
+            self.shaped += "sessionId" in entry or entry.get("type") in _TYPES
             found += self._entry(entry, cur)
         while len(cur["pending"]) > _MAX_PENDING:
             cur["pending"].pop(next(iter(cur["pending"])))
@@ -328,6 +333,10 @@ def render(data: dict) -> List[str]:
         note = "; re-read from the start: the file shrank or was replaced" if f["reread"] else ""
         lines.append(f"{f['path']}: {f['added']} new observation(s), "
                      f"bytes {f['from']}-{f['to']}{note}")
+        if not f.get("transcript", True):
+            lines.append(f"  no line of it looks like a Claude Code transcript's (JSON lines with "
+                         f"\"sessionId\" and \"type\": \"user\" or \"assistant\", as under "
+                         f"~/.claude/projects/); is it the right file?")
     lines += [f"unreadable: {e}" for e in data["errors"]]
     if not data["files"] and data["searched"]:
         lines.append(f"no new transcript lines in {data['searched'][0]}")
