@@ -278,3 +278,22 @@ def test_gitignore_keeps_its_mode(run, repo):
     assert run(["init"])[0] == 0
     assert (repo / ".gitignore").read_text().endswith(".agent-skills/\n")
     assert stat.S_IMODE((repo / ".gitignore").stat().st_mode) == 0o664
+
+
+@pytest.mark.parametrize("source, message", [
+    ("reinforce", "--source reinforce is what the tool's own reinforce step writes"),
+    ("two words", "--source must be a short label"),
+    ("x" * 41, "--source must be a short label"),
+    ("", "--source must be a short label"),
+])
+def test_a_source_label_is_checked(run, store, source, message):
+    from seeding import seed_record
+    seed_record({"aha_cards": [{"id": "aha_src", "title": "Use the lockfile in CI"}]})
+    before = (store / "signals.jsonl").read_bytes() if (store / "signals.jsonl").exists() else b""
+    for args in (["use", "--aha", "aha_src"], ["signal", "--kind", "aha_used", "--aha-id",
+                                                "aha_src"]):
+        code, out, err = run([*args, "--source", source])
+        assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
+    after = (store / "signals.jsonl").read_bytes() if (store / "signals.jsonl").exists() else b""
+    assert after == before
+    assert run(["use", "--aha", "aha_src", "--source", "ci-bot"])[0] == 0

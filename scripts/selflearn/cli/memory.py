@@ -161,7 +161,8 @@ def _add_use(sub) -> None:
                        epilog=examples(f"{SCRIPT} use --aha aha_example --rec rec_example"))
     p.add_argument("--aha", action="append", help="card ids (comma-separated or repeated)")
     p.add_argument("--rec", action="append", help="recommendation ids")
-    p.add_argument("--source", default="manual")
+    p.add_argument("--source", default="manual",
+                   help="a short label of who noted it (default: manual)")
     p.add_argument("--context")
     p.set_defaults(run=_run_use, writes=True)
 
@@ -179,7 +180,8 @@ def _add_signal(sub) -> None:
     p.add_argument("--kind", required=True, help="one of: " + ", ".join(model.SIGNAL_KINDS))
     p.add_argument("--aha-id")
     p.add_argument("--rec-id")
-    p.add_argument("--source", default="manual")
+    p.add_argument("--source", default="manual",
+                   help="a short label of who noted it (default: manual)")
     p.add_argument("--context")
     p.set_defaults(run=_run_signal, writes=True)
 

@@ -19,6 +19,24 @@ def _text(command: str, flag: str, value: Optional[str]) -> None:
                          f"{model.MAX_FIELD_CHARS}; nothing was written")
 
 
+# Sources the tool's own steps write: a signal labelled with one would pass for theirs
+# (``reinforce`` skips sessions it already judged by it, for one).
+TOOL_SOURCES = ("reinforce", "lifecycle", "backport", "feedback", "record", "mined")
+SOURCE_CHARS = 40
+
+
+def _source(command: str, source: str) -> None:
+    """Refuse a ``--source`` that is not a short label, or that names one of the tool's steps."""
+    if not 0 < len(source) <= SOURCE_CHARS or not all(
+            c.isascii() and (c.isalnum() or c in "._:-") for c in source):
+        raise UsageError(f"{command}: --source must be a short label (letters, digits, '._:-', "
+                         f"at most {SOURCE_CHARS}), got {source[:SOURCE_CHARS]!r}; nothing was "
+                         "written")
+    if source in TOOL_SOURCES:
+        raise UsageError(f"{command}: --source {source} is what the tool's own {source} step "
+                         "writes; use another label (default: manual); nothing was written")
+
+
 def _ids(values: Optional[List[str]]) -> List[str]:
     return [i.strip() for v in values or [] for i in v.split(",") if i.strip()]
 
@@ -92,6 +110,7 @@ def use(memory: Memory, aha: Optional[List[str]], rec: Optional[List[str]],
         source: str = "manual", context: Optional[str] = None) -> dict:
     """Append ``aha_used`` / ``rec_used`` signals for existing ids."""
     _text("use", "--context", context)
+    _source("use", source)
     cards, recs = _ids(aha), _ids(rec)
     if not cards and not recs:
         raise UsageError("use: give --aha and/or --rec ids")
@@ -106,6 +125,7 @@ def signal(memory: Memory, kind: str, aha_id: Optional[str], rec_id: Optional[st
            source: str = "manual", context: Optional[str] = None) -> dict:
     """Append one signal of a known kind for an existing card or recommendation."""
     _text("signal", "--context", context)
+    _source("signal", source)
     if kind not in model.SIGNAL_KINDS:
         raise UsageError(f"signal: unknown kind {kind!r} (one of: {', '.join(model.SIGNAL_KINDS)})")
     if kind.startswith("aha_"):
