@@ -20,7 +20,7 @@ def _text(command: str, flag: str, value: Optional[str]) -> None:
 
 
 # Sources the tool's own steps write: a signal labelled with one would pass for theirs
-# (``reinforce`` skips sessions it already judged by it, for one).
+# (``reinforce`` finds the sessions it already judged by its label, for one).
 TOOL_SOURCES = ("reinforce", "lifecycle", "backport", "feedback", "record", "mined")
 SOURCE_CHARS = 40
 
