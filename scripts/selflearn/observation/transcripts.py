@@ -228,7 +228,7 @@ class _Run:
         self.memory, self.since, self.dry_run, self.progress = memory, since, dry_run, progress
         self.cursors: Dict[str, dict] = {}
         self.seen: set = set()
-        self.shaped = 0  # lines shaped like a transcript's (a session id or an entry type)
+        self.shaped = 0  # lines of this file shaped like a transcript's (a session id or type)
         self.data = {"dry_run": dry_run, "state": memory.path(STATE_FILE), "searched": [],
                      "files": [], "files_read": 0, "files_unchanged": 0, "added": {},
                      "added_total": 0, "skipped_duplicates": 0, "skipped_before_since": 0,
@@ -248,9 +248,8 @@ class _Run:
                     return
                 cur = dict(prev) if prev and not reread else {"offset": 0, "line": 0,
                                                               "pending": {}}
-                start, shaped = cur["offset"], self.shaped
+                start, self.shaped = cur["offset"], 0
                 found = self._lines(fh, path, cur)
-                shaped = self.shaped - shaped
                 cur.update(size=st.st_size, mtime=st.st_mtime, inode=st.st_ino,
                            head=cursors.head(fh, cur["offset"]))
         except OSError as exc:
@@ -266,7 +265,7 @@ class _Run:
         data["files_read"] += 1
         data["files"].append({"path": path, "from": start, "to": cur["offset"],
                               "added": len(found), "reread": reread,
-                              "transcript": bool(shaped) or cur["offset"] == start})
+                              "transcript": self.shaped > 0 or cur["offset"] == start})
         if self.progress:
             self.progress(f"{path}: {len(found)} new observation(s)"
                           + (" (re-read from the start: truncated or replaced)" if reread else ""))
