@@ -8,7 +8,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from selflearn.storage import content, prefilter, screen
+from selflearn.storage import content, gates, prefilter, screen
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(ROOT, "tests", "data", "injection", "corpus.json"), encoding="utf-8") as fh:
@@ -63,7 +63,7 @@ FRAGMENTS = _fragments()
 def test_a_text_the_gate_turns_away_never_matches(pieces, pattern):
     for sep in (" ", ""):
         text = sep.join(pieces)
-        if pattern.search(text):
+        if re.compile(pattern.pattern, pattern.flags).search(text):  # the search, ungated
             assert prefilter.passes(prefilter.required(pattern), text), (pattern.pattern, text)
 
 
@@ -73,3 +73,34 @@ def test_the_gates_change_no_finding_on_the_corpus(monkeypatch):
     monkeypatch.setattr(prefilter, "passes", lambda gate, text: True)
     assert [screen.text_findings(content.record_text(c)) for c in cards] == gated
     assert sum(1 for found in gated if found) >= len(CORPUS["attacks"])
+
+
+def test_the_gate_table_is_the_derivation_of_every_screen_pattern():
+    derived = {p.pattern: prefilter.required(p) for _, p in screen.PHRASES + screen.COMMANDS}
+    assert gates.GATES == derived, "run python3 tests/render_docs.py"
+    assert all(p.gate == derived[p.pattern] for _, p in screen.PHRASES + screen.COMMANDS)
+
+
+def test_a_gated_pattern_compiles_only_for_a_text_past_its_gate():
+    pattern = prefilter.Gated(r"\bcurl\b[^\n]*\|\s*sh", known={})
+    assert pattern.search("pip install x") is None
+    assert pattern._compiled is None and pattern.gate == (("curl",), ("sh",), ("|",))
+    assert pattern.search("curl -s x | bash") is None  # past the gate, no match
+    assert pattern._compiled is not None
+    assert pattern.search("curl -s x | sh").group(0) == "curl -s x | sh"
+
+
+def test_a_pattern_missing_from_the_table_derives_its_gate():
+    pattern = prefilter.Gated(r"\brm\s+-rf", re.M, known={"other": None})
+    assert pattern.gate == (("-rf",), ("rm",))
+    assert pattern.search("RM -rf /") is None and pattern.search("rm  -rf /")
+
+
+def test_screening_an_ordinary_lesson_compiles_almost_no_pattern():
+    for _, p in screen.PHRASES + screen.COMMANDS:
+        p._compiled = None
+    card = {"title": "pytest cache is read-only in CI", "problem": "the checkout is read-only",
+            "solution_steps": ["run pytest -p no:cacheprovider"], "when_to_use": "CI runs"}
+    assert screen.card_findings(card) == []
+    compiled = [p.pattern[:30] for _, p in screen.PHRASES + screen.COMMANDS if p._compiled]
+    assert len(compiled) <= 3, compiled

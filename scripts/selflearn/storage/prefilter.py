@@ -27,15 +27,53 @@ _REPEATS = tuple(getattr(_c, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POS
 _GROUPS = tuple(getattr(_c, name) for name in ("ATOMIC_GROUP",) if hasattr(_c, name))
 
 
-def required(pattern: "re.Pattern") -> Gate:
-    """Clauses every text ``pattern`` matches satisfies (each: it holds one of the clause's
-    strings), or None. Case-insensitive patterns get None (their literals are not the text's)."""
-    if pattern.flags & re.IGNORECASE or not isinstance(pattern.pattern, str):
+def required(pattern) -> Gate:
+    """Clauses every text ``pattern`` (compiled, or ``Gated``) matches satisfies (each: it holds
+    one of the clause's strings), or None. Case-insensitive patterns get None (their literals
+    are not the text's)."""
+    source = pattern.pattern
+    if not isinstance(source, str):
         return None
-    clauses = sorted({_lean(c) for c in _sequence(list(_p.parse(pattern.pattern, pattern.flags)))},
-                     key=_selectivity, reverse=True)
+    tree = _p.parse(source, pattern.flags)
+    if tree.state.flags & re.IGNORECASE:
+        return None
+    clauses = sorted({_lean(c) for c in _sequence(list(tree))},
+                     key=lambda c: (_selectivity(c), c), reverse=True)  # the same in any process
     # the most selective clauses, the one cheapest to check (fewest strings) first
     return tuple(sorted(clauses[:CLAUSES], key=len)) or None
+
+
+_UNKNOWN = object()
+
+
+class Gated:
+    """A pattern searched only when the text passes its gate, compiled on the first search
+    that gets that far: most lessons pass no gate, so a process that judges a few compiles
+    few patterns. ``known`` maps sources to gates derived ahead (``gates.GATES``); a pattern
+    missing there has its gate derived on first use (the same answer, 0.2 ms later)."""
+
+    __slots__ = ("pattern", "flags", "_gate", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0, known: Optional[dict] = None):
+        self.pattern, self.flags = pattern, flags
+        self._gate = known.get(pattern, _UNKNOWN) if known is not None else _UNKNOWN
+        self._compiled: Optional["re.Pattern"] = None
+
+    @property
+    def gate(self) -> Gate:
+        if self._gate is _UNKNOWN:
+            self._gate = required(self)
+        return self._gate
+
+    @property
+    def compiled(self) -> "re.Pattern":
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str):
+        """``re.search`` of the pattern, or None at once when ``text`` fails the gate."""
+        return self.compiled.search(text) if passes(self.gate, text) else None
 
 
 def passes(gate: Gate, text: str) -> bool:

@@ -19,6 +19,13 @@ from .content import (SCREENED_FIELDS, _INVISIBLE, accepted, digest,  # noqa: F4
                       is_hidden, record_text)
 from .content import is_hidden as _hidden
 from . import prefilter
+from .gates import GATES
+
+
+def _gated(pattern: str, flags: int = 0) -> prefilter.Gated:
+    """A screen pattern with its gate (the literals it requires, ``gates.GATES``, derived from
+    these sources by ``tests/render_docs.py``), compiled only when a text gets past the gate."""
+    return prefilter.Gated(pattern, flags, GATES)
 
 # --- categories, in the words a reviewer reads -------------------------------------------------
 REASONS = {
@@ -141,76 +148,76 @@ _OVERRIDE_WHAT = (r"(?:instructions?|directions?|rules?|guidelines?|prompts?|con
 _QUALIFIER = (r"(?:all|any|every|previous|prior|earlier|above|preceding|past|original|system|"
               r"safety|your|the user's|user's|developer's|initial|existing|other)")
 PHRASES = (
-    ("addressed_to_ai", re.compile(
+    ("addressed_to_ai", _gated(
         r"\b(?:note|notes|message|instruction|instructions|attention|notice|reminder|memo|hint|"
         r"warning|important|directive|task)s? (?:to|for) (?:the |any |all |every |an |a )?"
         r"(?:automated |autonomous |ai |coding )?" + _AI + r"\b")),
-    ("addressed_to_ai", re.compile(
+    ("addressed_to_ai", _gated(
         r"\b(?:dear|hey|hello|hi|attention|attn|psst|listen|ok|okay) (?:there )?"
         r"(?:ai|llm|assistant|agent|ai agent|claude|chatgpt|gpt|copilot|gemini|codex|cursor|bot|"
         r"model)\b")),
-    ("addressed_to_ai", re.compile(
+    ("addressed_to_ai", _gated(
         r"\bif you (?:are|re|'re) (?:an? |the )?(?:ai|llm|language model|assistant|agent|bot|"
         r"automated|claude|gpt|copilot|chatbot|ai agent|coding agent|model)\b")),
-    ("addressed_to_ai", re.compile(
+    ("addressed_to_ai", _gated(
         r"\b(?:ai|llm|coding|automated|autonomous) (?:agents?|assistants?|models?|tools?) "
         r"(?:must|should|shall|need to|are required to|reading this|that read this|are "
         r"instructed|processing this)\b")),
-    ("addressed_to_ai", re.compile(
+    ("addressed_to_ai", _gated(
         r"\b(?:when|if|once|whenever) you (?:the )?(?:ai|model|assistant|agent|llm|bot|ai agent|"
         r"language model) (?:see|read|reads|process|parse|encounter|find|are reading)")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:the )?(?:user|owner|admin|administrator|developer|human|operator)s? (?:has |have )?"
         r"(?:already )?(?:authori[sz]ed|approved|allowed|permitted|consented|agreed|pre ?approved)"
         r" (?:you|this|the agent|the assistant|it)\b")),
-    ("addressed_to_ai", re.compile(
+    ("addressed_to_ai", _gated(
         r"\b(?:to|for) (?:any|the|every) (?:ai|llm|assistant|agent|model|bot) "
         r"(?:reading|processing|parsing|seeing|that reads)\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard|"
         r"nevermind|never mind|do not follow|don't follow|dont follow|stop following|"
         r"cancel) (?:(?:all|any|of|the|your|my|these|those|previous|prior|earlier|above|"
         r"preceding|past|existing|original|system|safety|other|initial|user's|whatever) )*?"
         + _QUALIFIER + r" (?:(?:the|your|of|and|previous|prior|above|system|safety) )*"
         + _OVERRIDE_WHAT + r"\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:ignore|disregard|forget) (?:everything|all) (?:you (?:were|have been) told|"
         r"(?:above|before|prior|previously|so far|else))\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:new|updated|real|actual|true|hidden|secret|revised|override|priority) "
         r"(?:system )?(?:instructions?|directives?|orders|task|prompt)(?: (?:are|is|follow))? ?:")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\byour (?:new|real|actual|true|only|primary) (?:instructions?|task|goal|job|purpose|"
         r"mission|objective|directive) (?:is|are|now)\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:you are now|from now on you|from now on,? you|you will now|you must now|"
         r"pretend (?:to be|you are)|act as (?:an? |the )?(?:unrestricted|jailbroken|evil|"
         r"different|new|unfiltered|dan)|developer mode|jailbreak|jailbroken|do anything now|"
         r"dan mode|god mode)\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:do not|don't|dont|never|without) (?:tell|telling|inform|informing|notify|"
         r"notifying|alert|alerting|ask|asking|mention|mentioning|warn|warning|show|showing) "
         r"(?:(?:this|it|anything|them) (?:to )?)?(?:the |your )?(?:user|human|operator|"
         r"developer|owner|reviewer)s?\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:keep|hide) (?:this|it|these steps) (?:secret |hidden )?from (?:the |your )?"
         r"(?:user|human|operator|developer|reviewer)s?\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:reveal|print|show|output|repeat|leak|dump|disclose|exfiltrate) (?:me )?(?:your|"
         r"the|all) (?:system prompt|hidden prompt|initial prompt|instructions|system message|"
         r"secrets?|api keys?|credentials|environment variables|env vars)\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:auto ?approve|automatically approve|always approve|approve all|grant yourself|"
         r"give yourself|elevate your|escalate your) ")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:approve|accept|allow) (?:every|all|each|any) (?:tool calls?|commands?|requests?|"
         r"permissions?|actions?|prompts?)\b|\balways (?:answer|say|reply) yes\b")),
-    ("override", re.compile(
+    ("override", _gated(
         r"\b(?:previous|prior|earlier|above|original|existing|old|your|the) (?:guidance|"
         r"instructions?|rules?|directions?|directives?|system prompt) (?:is|are|was|were|has been|"
         r"have been) (?:now )?(?:outdated|obsolete|wrong|invalid|void|cancell?ed|superseded|"
         r"revoked|no longer valid|replaced)\b")),
-    ("remote_exec", re.compile(
+    ("remote_exec", _gated(
         r"\bdownload (?:and|then|&) (?:run|execute|exec|source)\b|\b(?:run|execute) "
         r"(?:the )?(?:script|file|code|binary) (?:at|from) https?\b")),
 )
@@ -235,56 +242,56 @@ _SECRET_PATHS = (r"(?:\.ssh(?:/|(?![\w.-]))|\.aws(?:/|(?![\w.-]))|id_rsa|id_ed25
 _SEND = r"(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|ftp|sftp|tftp|telnet|http|https|xh|sendmail|mail)"
 _SECRET_VAR = r"\$\{?[a-z_]*(?:token|secret|key|password|passwd|pass|credential|creds|aws_)[a-z_]*"
 COMMANDS = (
-    ("remote_exec", re.compile(r"\b" + _NET + r"\b[^\n|;]{0,300}\|\s*(?:" + _SHELLS + r")")),
-    ("remote_exec", re.compile(
+    ("remote_exec", _gated(r"\b" + _NET + r"\b[^\n|;]{0,300}\|\s*(?:" + _SHELLS + r")")),
+    ("remote_exec", _gated(
         r"(?:\b(?:ba|z|k)?sh|\bsource|\beval|\bpython[0-9.]*|\bperl|\bruby|\bnode|(?:^|\s)\.)"
         r"\s+(?:-c\s+)?[\"']?(?:<\(|\$\(|`)\s*" + _NET + r"\b")),
-    ("remote_exec", re.compile(
+    ("remote_exec", _gated(
         r"\biex\b[^\n]{0,300}(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)"
         r"|downloadstring\s*\(|\bnew-object\s+net\.webclient\b[^\n]{0,300}\|\s*iex")),
-    ("remote_exec", re.compile(
+    ("remote_exec", _gated(
         r"\b(?:curl|wget)\b[^\n;|]{0,300}\s(?:-o|-O|--output)\s*\S+[^\n]{0,300}?(?:&&|;)\s*(?:sudo\s+)?"
         r"(?:(?:ba|z)?sh|chmod\s+\+x\s+\S+\s*(?:&&|;)\s*(?:sudo\s+)?\./)\s*\S*")),
-    ("remote_exec", re.compile(
+    ("remote_exec", _gated(
         r"/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat)\b[^\n]{0,300}\s-(?:e|c)\s+\S*(?:sh|bash)\b|"
         r"\bbash\s+-i\s+>&|\bmkfifo\b[^\n]{0,300}\b(?:nc|ncat|netcat)\b|\bsocat\b[^\n]{0,300}exec:")),
-    ("remote_exec", re.compile(
+    ("remote_exec", _gated(
         r"\bexec\s*\(\s*(?:requests\.get|urllib\.request\.urlopen|urlopen)\s*\(|"
         r"\beval\s*\(\s*(?:await\s+)?fetch\s*\(")),
-    ("exfiltration", re.compile(
+    ("exfiltration", _gated(
         r"\b(?:env|printenv|set|export\s+-p|declare\s+-x|compgen\s+-v)\b\s*(?:\|[^|\n]{0,300})?\|\s*"
         r"(?:base64\s*\|\s*)?" + _SEND + r"\b")),
-    ("exfiltration", re.compile(r"\b" + _SEND + r"\b[^\n;|]{0,300}" + _SECRET_PATHS)),
-    ("exfiltration", re.compile(
+    ("exfiltration", _gated(r"\b" + _SEND + r"\b[^\n;|]{0,300}" + _SECRET_PATHS)),
+    ("exfiltration", _gated(
         r"\b(?:cat|tar|zip|base64|gpg|xxd|cp)\b[^\n|;]{0,300}" + _SECRET_PATHS + r"[^\n]{0,300}\|\s*"
         r"(?:[^|\n]{0,300}\|\s*)?" + _SEND + r"\b")),
-    ("exfiltration", re.compile(
+    ("exfiltration", _gated(
         r"\b(?:curl|wget|nc|http|xh)\b[^\n]{0,300}(?:\$\(\s*(?:env|printenv|whoami|hostname|id|"
         r"uname|cat\s+[^)]{0,300}" + _SECRET_PATHS + r")|`\s*(?:env|printenv|whoami))")),
-    ("exfiltration", re.compile(
+    ("exfiltration", _gated(
         r"\b(?:nslookup|dig|host|ping)\b[^\n]{0,300}(?:\$\(|`|" + _SECRET_VAR + r")")),
-    ("exfiltration", re.compile(
+    ("exfiltration", _gated(
         r"\b(?:curl|wget|http|xh)\b[^\n]{0,300}(?:[?&][\w-]+=|\s(?:-d|--data(?:-\w+)?|-f|--form|"
         r"--data-urlencode)\s+[\"']?[^\s\"']{0,300}?)" + _SECRET_VAR)),
-    ("exfiltration", re.compile(
+    ("exfiltration", _gated(
         r"\b(?:send|post|upload|exfiltrate|forward|email|transmit|leak|copy|pipe)\b[^.\n]{0,60}"
         r"\b(?:ssh keys?|private keys?|\.env|credentials|secrets|tokens|api keys|environment "
         r"variables|env vars|passwords|aws keys|keychain)\b[^.\n]{0,40}\b(?:to|at)\s+"
         r"(?:https?://|[\w-]+\.[\w.-]*\.?[a-z]{2,}\b|\d+\.\d+\.\d+\.\d+|my |our |this |the "
         r"(?:attacker|remote|external))")),
-    ("destructive", re.compile(
+    ("destructive", _gated(
         r"\brm\s+(?:-[a-z]*\s+){0,8}(?:-[a-z]*r[a-z]*|--recursive)(?:\s+-\S+){0,8}\s+(?:--\s+)?[\"']?"
         r"(?:/(?!tmp/[\w.-])(?!var/tmp/[\w.-])|~(?!/\.cache/)|\$home\b|\$\{home\}|\.\./|\*|"
         r"\.(?:\s|$|[\"';&|])|/\*)", re.M)),
-    ("destructive", re.compile(
+    ("destructive", _gated(
         r"\bfind\s+(?:/|~|\$home)\S*\s[^\n|;]{0,300}(?:-delete\b|-exec\s+rm\b)|"
         r"\bmkfs(?:\.\w+)?\s|\bdd\b[^\n]{0,300}\bof=/dev/(?:sd|hd|nvme|disk|mmcblk|xvd)|"
         r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;|>\s*/dev/(?:sd|nvme|hd)[a-z]|"
         r"\bshred\b[^\n]{0,300}\s/dev/|\bchown\s+-r\s+\S+\s+/(?:\s|$)")),
-    ("destructive", re.compile(
+    ("destructive", _gated(
         r"\bchmod\s+(?:-[a-z]+\s+)*(?:0?[0-7]?[0-7][0-7][2367]\b|[ugo]*[oa][ugoa]*[+=]"
         r"[rwxXst]*w)")),
-    ("safety_bypass", re.compile(
+    ("safety_bypass", _gated(
         r"(?<![\w-])--no-verify\b|\bcore\.hookspath\s*=?\s*/dev/null|\bhusky(?:_skip_hooks)?=[01]"
         r"\b|--dangerously[\w-]*|(?<![\w-])--yolo\b|\bbypasspermissions\b|--allow-all-tools\b|"
         r"--trust-all-tools\b|danger-full-access|--approval-mode[= ]+yolo|"
@@ -294,22 +301,22 @@ COMMANDS = (
         r"\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)\b|\bnopasswd\b|"
         r"(?:>>?|tee\s+-a)\s*/etc/sudoers|-executionpolicy\s+(?:bypass|unrestricted)|"
         r"set-executionpolicy\s+(?:bypass|unrestricted)|\bchmod\s+(?:[ugoa]*\+s|[2467][0-7]{3})\b")),
-    ("encoded_exec", re.compile(
+    ("encoded_exec", _gated(
         r"\b(?:base64|b64decode|openssl\s+(?:enc|base64)|xxd|uudecode|gunzip|zcat|rev|tr)\b[^\n|]{0,300}"
         r"(?:-d\b|--decode|-r\b|-D\b)?[^\n|]{0,300}\|\s*(?:[^|\n]{0,300}\|\s*)?(?:" + _SHELLS + r")")),
-    ("encoded_exec", re.compile(
+    ("encoded_exec", _gated(
         r"\b(?:eval|exec|bash\s+-c|sh\s+-c|source)\b[^\n]{0,20}[\"'(]*\s*\$\([^)]{0,300}\b(?:base64\s+"
         r"(?:-d|--decode|-D)|xxd\s+-r|openssl\s+(?:enc|base64)[^)]{0,300}-d|rev\b|gunzip|zcat)")),
-    ("encoded_exec", re.compile(
+    ("encoded_exec", _gated(
         r"\b(?:exec|eval|compile)\s*\(\s*(?:base64\.b64decode|b64decode|codecs\.decode|"
         r"bytes\.fromhex|binascii\.unhexlify|zlib\.decompress|marshal\.loads|__import__\s*\("
         r"\s*['\"](?:base64|codecs|zlib|marshal)|atob|buffer\.from|unescape|string\.fromcharcode|"
         r"decodeuricomponent)|\bnew\s+function\s*\(\s*atob|\bfunction\s*\(\s*atob")),
-    ("encoded_exec", re.compile(
+    ("encoded_exec", _gated(
         r"\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,300}\s-(?:e|ec|en|enc|encodedcommand)\s+"
         r"[a-z0-9+/=]{16,}|frombase64string\([^\n]{0,300}(?:iex|invoke-expression)|"
         r"(?:iex|invoke-expression)[^\n]{0,300}frombase64string")),
-    ("encoded_exec", re.compile(
+    ("encoded_exec", _gated(
         r"\b(?:printf|echo\s+-e|echo\s+-ne)\s+[\"'][^\"'\n]{0,300}(?:\\x[0-9a-f]{2}|\\[0-7]{3}){4}"
         r"[^\"'\n]{0,300}[\"']\s*\|\s*(?:" + _SHELLS + r")")),
 )
@@ -335,23 +342,12 @@ def _cut(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
 
-_GATES: Dict[str, list] = {}  # PHRASES and COMMANDS -> each pattern's required literals
-
-
-def _gated(name: str, patterns) -> list:
-    """``(category, pattern, gate)`` triples, the gates derived once per process (10 ms): a
-    text holding none of a pattern's literals cannot match it, so the search is skipped."""
-    if name not in _GATES:
-        _GATES[name] = [(c, p, prefilter.required(p)) for c, p in patterns]
-    return _GATES[name]
-
-
 def _phrase_findings(text: str) -> List[Finding]:
     out = []
     variants = _variants(text)
     for variant in variants:
-        for category, pattern, gate in _gated("phrases", PHRASES):
-            m = prefilter.passes(gate, variant) and pattern.search(variant)
+        for category, pattern in PHRASES:
+            m = pattern.search(variant)
             if m:
                 out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}\u201d",
                                    _cut(m.group(0))))
@@ -377,9 +373,9 @@ def _command_variants(text: str) -> List[str]:
 def _command_findings(text: str) -> List[Finding]:
     out = []
     variants = _command_variants(text)
-    for category, pattern, gate in _gated("commands", COMMANDS):
+    for category, pattern in COMMANDS:
         for low in variants:
-            m = prefilter.passes(gate, low) and pattern.search(low)
+            m = pattern.search(low)
             if m:
                 out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}"
                                    "\u201d", _cut(m.group(0))))
