@@ -31,6 +31,7 @@ RECS = 300
 SIGNALS_PER_CARD = 10
 MULTI_VERSION_SHARE = 0.2
 QUERY = "pytest cache read-only checkout"
+RARE = "417"  # as in an identifier: src/<object>_417.py
 
 TOOLS = ("pytest", "npm", "jq", "git", "docker", "pip", "poetry", "cargo", "go", "make", "tsc",
          "eslint", "ruff", "mypy", "kubectl", "terraform", "gradle", "maven", "node", "bash",
@@ -258,6 +259,8 @@ COMMANDS = (
      ["list", "--query", QUERY]),
     ("record", "record (one card via stdin; also regenerates INDEX.md)", ["record"]),
     ("list", f"list --query {QUERY!r}", ["list", "--query", QUERY]),
+    ("rare", f"list --query {RARE!r} (a word in under 1% of the cards; the words above are in "
+             "50-80% each)", ["list", "--query", RARE]),
     ("review", "review", ["review"]),
     ("index", "index (INDEX.md regeneration)", ["index"]),
     ("fullread", "list --query with SELF_LEARNING_INDEX=off (today's full read)",

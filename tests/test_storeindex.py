@@ -128,12 +128,15 @@ def _compare(store_dir, query, status, monkeypatch, budget: int = 900, exclude=(
 @given(files=STORES, query=QUERIES, status=st.sampled_from([None, "accepted", "retired"]),
        split=st.integers(0, 14), look=st.sampled_from([1, 2, 3, 100]),
        budget=st.sampled_from([60, 140, 260, 900]),
-       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(8)]), max_size=2))
+       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(8)]), max_size=2),
+       fts=st.booleans())
 def test_index_answers_equal_a_fresh_fold(files, query, status, split, look, budget, exclude,
-                                          tmp_path_factory, monkeypatch):
+                                          fts, tmp_path_factory, monkeypatch):
     """``look`` makes advice stop early (the index walk reads only what can beat the lessons
-    it weighed); small budgets leave room for a short, lower-ranked item only."""
+    it weighed); small budgets leave room for a short, lower-ranked item only; ``fts``: cards
+    naming a query term are found by FTS5, or by scanning their documents."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(storeindex, "FTS", fts)
     monkeypatch.setattr(index, "WARM", 1)  # so the lessons screened first must be the same
     monkeypatch.setattr(review, "SCREEN_MAX", 1)
     monkeypatch.setattr(advice, "LOOK_DOWN", look)
@@ -162,6 +165,65 @@ def test_a_store_git_tracks_is_read_in_full_with_its_provenance(tmp_path, monkey
     # the index's view of a record says the same as the full read's
     marked = dict(Memory(store_dir).folded("cards")["aha_1"])
     assert storeindex.public(marked)["provenance"] == "imported"
+
+
+def test_the_term_table_follows_every_new_version_of_a_card(tmp_path, monkeypatch):
+    """Cards found by FTS5 are those whose current document names the term, after catch-ups
+    that change, drop and restore terms, and after a rebuild."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    store_dir = str(tmp_path / "store")
+    versions = [_card("aha_1", "pytest cache"), _card("aha_2", "docker cache"),
+                _card("aha_1", "pytest fixture", ts="2026-02-02T00:00:00Z"),
+                _card("aha_3", "flaky docker"),
+                _card("aha_2", "docker layers", ts="2026-02-03T00:00:00Z"),
+                _card("aha_1", "pytest cache again", ts="2026-02-04T00:00:00Z")]
+
+    def found(ix, term: str) -> list:
+        return sorted(ix.scalar("SELECT id FROM cards WHERE rid = ?", (rid,)) for rid, in ix.rows(
+            "SELECT rowid FROM cardterms WHERE cardterms MATCH ?", (f'"{term}"',)))
+
+    def scanned(ix, term: str) -> list:
+        return sorted(cid for cid, doc in ix.rows("SELECT c.id, d.doc FROM cards c JOIN "
+                                                  "carddoc d ON d.rid = c.rid")
+                      if term in storeindex.doc_terms(doc))
+    for n, version in enumerate(versions):
+        _write(store_dir, {"cards": [version]}, slice(None))
+        ix = storeindex.open_index(Memory(store_dir))
+        try:
+            assert ix.fts
+            for term in ("pytest", "cach", "docker", "fixtur", "layer", "flaky", "again"):
+                assert found(ix, term) == scanned(ix, term), (n, term)
+        finally:
+            ix.close()
+    os.unlink(os.path.join(store_dir, storeindex.FILE))
+    ix = storeindex.open_index(Memory(store_dir))
+    try:
+        assert found(ix, "cach") == ["aha_1"] and found(ix, "docker") == ["aha_2", "aha_3"]
+    finally:
+        ix.close()
+
+
+def test_without_fts5_the_documents_are_scanned(tmp_path, monkeypatch):
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(storeindex, "FTS", False)
+    store_dir = str(tmp_path / "store")
+    _write(store_dir, {"cards": [_card("aha_1", "pytest cache"), _card("aha_2", "docker")]},
+           slice(None))
+    ix = storeindex.open_index(Memory(store_dir))
+    try:
+        assert not ix.fts and not ix.rows("SELECT 1 FROM sqlite_master WHERE name = 'cardterms'")
+        rows = list(ix.naming("c.id", "FROM cards c JOIN carddoc d ON d.rid = c.rid", "1", (),
+                              ["cach"], rid="c.rid", doc="d.doc"))
+        assert [r[0] for r in rows] == ["aha_1"]
+    finally:
+        ix.close()
+
+
+def test_frequencies_read_each_term_of_an_encoded_document():
+    doc = storeindex.encode_doc({"pytest": 4.0, "cach": 1.0, "pytests": 2.0})
+    assert storeindex.frequencies(doc, storeindex.keys_of(["cach", "pytest", "py", "pytests"])) \
+        == [1.0, 4.0, None, 2.0]
+    assert storeindex.inside(doc, "test") and not storeindex.inside(doc, "cach")
 
 
 def _card(cid: str, title: str, ts: str = "2026-02-01T00:00:00Z", **extra) -> dict:
@@ -438,7 +500,8 @@ def test_counts_since_a_stamp_equal_a_count_of_the_lines(stamps, since, tmp_path
 
 def _tables(store_dir: str) -> dict:
     with contextlib.closing(sqlite3.connect(os.path.join(store_dir, storeindex.FILE))) as db:
-        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' "
+                                          "AND sql NOT LIKE 'CREATE VIRTUAL%'")]  # FTS5's rows: in its shadow tables
         pick = {"files": "name, offset, lines, records, head, open_tail"}  # not the inode
         return {n: sorted(map(repr, db.execute(f"SELECT {pick.get(n, '*')} FROM {n}")))
                 for n in names}

@@ -195,7 +195,7 @@ _COLUMNS = ("c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.least, c
 def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
     """``rank`` from the derived index: cards are read best rank key first (an upper bound of
     their priority, ``topk.rank_key``), each yielded once no unread card can beat it; with a
-    query only cards naming a query term are read (SQL filters)."""
+    query only cards naming a query term are read (``Index.naming``)."""
     from . import storeindex
     ix.check(["cards"])
     ix.check(["signals"], _EVIDENCE_LINE.search)
@@ -203,30 +203,32 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
     if query and not terms:
         return topk.Replay(())
     if terms:
-        names = [c.split(".")[1] for c in _COLUMNS.split(", ")] + ["tdoc"]
-        source = ("FROM cards c JOIN carddoc d ON d.rid = c.rid LEFT JOIN evidence e ON "
-                  "e.id = c.id WHERE c.rankkey IS NOT NULL ORDER BY c.rankkey DESC")
-        sql, params = storeindex.with_terms(names, _COLUMNS.split(", ") + ["d.tdoc"], source,
-                                            [], terms)
+        rows = ix.naming(_COLUMNS + ", d.tdoc", "FROM cards c JOIN carddoc d ON d.rid = c.rid "
+                         "LEFT JOIN evidence e ON e.id = c.id", "c.rankkey IS NOT NULL", (),
+                         terms, "ORDER BY c.rankkey DESC", rid="c.rid", doc="d.doc",
+                         lazy=True)
     else:  # no relevance: the narrow table, without documents
-        sql, params = (f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
+        rows = ix.each(f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
                        "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' "
-                       "ORDER BY c.rankkey DESC"), []
+                       "ORDER BY c.rankkey DESC")
     slack = topk.slack_for(ix.scalar("SELECT coalesce(max(n), 0) FROM maxima "
                                      "WHERE name = 'violated'"))
     rank_of = _indexed_rank(ix, terms, now)
-    return topk.Replay(topk.walk(ix.each(sql, params), lambda row: row[7], rank_of,
+    return topk.Replay(topk.walk(rows, lambda row: row[7], rank_of,
                                  lambda key: topk.bound(key, now, slack)))
 
 
 def _indexed_rank(ix, terms: List[str], now: float):
     """A function from an index row to ``(priority, id, Ranked)``, or None below the floors."""
+    from . import storeindex
     relevance_of = _indexed_relevance(ix, terms) if terms else None
+    keys = storeindex.keys_of(terms)
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
 
     def rank_of(row):
         rid, cid, status, base, first, seen, least = row[:7]
-        rel = relevance_of(row[13], row[15], row[16:]) if terms else 1.0
+        rel = relevance_of(row[13], row[15], storeindex.frequencies(row[16], keys)) \
+            if terms else 1.0
         if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
             return None
         e = None
@@ -260,17 +262,18 @@ def _indexed_relevance(ix, terms: List[str]):
             idf[term] = math.log(1 + (n - d + 0.5) / (d + 0.5))
         return idf[term]
 
-    def relevance_of(length: float, tdoc: str, freqs) -> float:
-        title = fastjson.loads(tdoc)
-        doc = dict(title)
-        doc.update((t, f) for t, f in zip(terms, freqs) if f is not None)
-        norm = search.K1 * (1 - search.B + search.B * length / avg)
+    k1, b, lift = search.K1, search.B, search.K1 + 1
 
-        def score(words) -> float:
-            return sum(weight(w) * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words
-                       if w in doc)
-        ref = score([w for w, _ in title])
-        return round(min(1.0, score(terms) / ref), 4) if ref > 0 else 0.0
+    def relevance_of(length: float, tdoc: str, freqs) -> float:
+        # ``relevance``'s sums, term for term in the same order (sum() rounds as it does there)
+        norm = k1 * (1 - b + b * length / avg)
+        ref = sum([(idf[w] if w in idf else weight(w)) * f * lift / (f + norm)
+                   for w, f in fastjson.loads(tdoc)])
+        if ref <= 0:
+            return 0.0
+        said = sum([(idf[t] if t in idf else weight(t)) * f * lift / (f + norm)
+                    for t, f in zip(terms, freqs) if f is not None])
+        return round(min(1.0, said / ref), 4)
     return relevance_of
 
 

@@ -136,6 +136,15 @@ def _tagged(tags, tag: str) -> bool:
     return tag in ((fastjson.loads(tags) if tags else None) or [])
 
 
+def any_kept(ix, skill=None, tag=None, scope=None, statuses=None) -> bool:
+    """Whether ``keep`` lets any card through (``order`` without a query, stopping at one)."""
+    where, params = _where(skill, scope, statuses)
+    if not tag:
+        return ix.scalar(f"SELECT EXISTS (SELECT 1 FROM cards WHERE {where})", params) == 1
+    return any(_tagged(tags, tag) for tags, in ix.each(
+        f"SELECT tags FROM cards WHERE {where} AND tags IS NOT NULL", params))
+
+
 def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> List[tuple]:
     """Every card ``keep`` lets through, ranked as ``rank`` ranks them (relevance, kept when
     the card covers COVERAGE_FLOOR of the query; score; recency; fold order), as
@@ -160,21 +169,18 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> Li
     if not n:
         return []
     avg = (total / n) or 1.0
-    names = ["rid", "score", "ts", "status", "ready", "doclen"]
-    sql, sql_params = storeindex.with_terms(names, names, f"FROM cardsd WHERE {where}",
-                                            params, terms, partial=True)
-    rows = [r for r in ix.rows(sql + " ORDER BY rid", sql_params)
-            if allowed is None or r[0] in allowed]
+    keys = storeindex.keys_of(terms)
+    rows = [(*row[:6], storeindex.frequencies(row[6], keys), row[6]) for row in ix.naming(
+        "rid, score, ts, status, ready, doclen", "FROM cardsd", where, params, terms,
+        "ORDER BY rid") if allowed is None or row[0] in allowed]
     k = len(terms)
-    df = [sum(1 for r in rows if r[6 + i] is not None) for i in range(k)]
+    df = [sum(1 for r in rows if r[6][i] is not None) for i in range(k)]
     idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
     whole = sum(dict(zip(terms, idf)).values()) or 1.0
     ranked = []
-    for row in rows:
-        rid, points, ts, status, ready, length = row[:6]
-        freqs, inside = row[6:6 + k], row[6 + k:]
-        held = [f is not None or (len(t) >= 4 and bool(pos) and _inside(ix, rid, t))
-                for t, f, pos in zip(terms, freqs, inside)]
+    for rid, points, ts, status, ready, length, freqs, doc in rows:
+        held = [f is not None or (len(t) >= 4 and storeindex.inside(doc, t))
+                for t, f in zip(terms, freqs)]
         if round(sum(w for w, h in zip(idf, held) if h) / whole, 4) < COVERAGE_FLOOR:
             continue  # rank's coverage: the card answers too little of the query
         rel = 0.0
@@ -212,10 +218,3 @@ def views_of(ix, stores: Stores, picked: List[tuple]) -> List[dict]:
         view["relevance"] = rel
         out.append(view)
     return out
-
-
-
-def _inside(ix, rid: int, term: str) -> bool:
-    """``search.coverage``'s partial hold: the term inside a longer word of the card."""
-    doc = ix.scalar("SELECT doc FROM carddoc WHERE rid=?", (rid,))
-    return any(term in word and len(word) > len(term) for word in storeindex.doc_terms(doc))

@@ -23,7 +23,7 @@ def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str]
         order = catalog.order(ix, query, skill, tag, None, statuses)
         items = catalog.views_of(ix, stores, order[:limit] if limit > 0 else order)
         data = {"count": len(items), "total": len(order), "items": items}
-        kept = bool(order) or bool(query and catalog.order(ix, None, skill, tag, None, statuses))
+        kept = bool(order) or bool(query and catalog.any_kept(ix, skill, tag, None, statuses))
         return _message(data, ix.scalar("SELECT count(*) FROM cards") > 0, bool(order), kept,
                         query)
     views = catalog.card_views(stores)

@@ -9,7 +9,7 @@ catch-up is one write transaction. Must not import catalog, review, advice or cl
 import heapq
 import os
 from collections import Counter
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:
     import sqlite3
@@ -22,9 +22,10 @@ from ..storage import posixfs as fs
 from ..storage.record import dedup_key
 from . import apart, score, search, topk
 
-SCHEMA = 6   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 7   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
+FTS = True               # use FTS5 where the build has it (tests turn it off to cover the scan)
 NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: cards score from them
 CHUNK = 2 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
 RECENT = 10              # INDEX.md's "Recent activity" rows kept per file
@@ -80,6 +81,10 @@ CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS verdicts(digest TEXT PRIMARY KEY, held INTEGER, reasons TEXT)
     WITHOUT ROWID;
 """.replace("{JUDGE_ORDER}", JUDGE_ORDER)
+# Which cards name a term, where SQLite has FTS5 (a contentless table of each card's terms,
+# presence only: the frequencies stay in ``carddoc``); without it, documents are scanned.
+_TERMS = ("CREATE VIRTUAL TABLE IF NOT EXISTS cardterms USING fts5(terms, content='', "
+          "detail=none, columnsize=0)")
 _INDEXES = [(statement.split()[2], statement.strip()) for statement in _TABLES.split(";")
             if statement.strip().startswith("CREATE INDEX")]  # (name, statement)
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
@@ -267,6 +272,8 @@ class Index:
         self.db = self._connect()
         try:
             self._ensure_schema()
+            self.fts = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'cardterms'"
+                                       ).fetchone() is not None
             self.catch_up()
         except Exception:
             self.db.close()
@@ -318,9 +325,15 @@ class Index:
         self.db.execute("DROP VIEW IF EXISTS cardsd")
         for table in _DROP + _KEPT:
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        self.db.execute("DROP TABLE IF EXISTS cardterms")
         for statement in _TABLES.split(";"):
             if statement.strip():
                 self.db.execute(statement)
+        if FTS:
+            try:
+                self.db.execute(_TERMS)
+            except sqlite3.OperationalError:  # a build without FTS5: documents are scanned
+                pass
         self.db.execute(f"PRAGMA user_version={VERSION}")
 
     def close(self) -> None:
@@ -396,6 +409,8 @@ class Index:
         an index once from sorted rows costs far less than keeping it up row by row."""
         for table in _DROP:
             self.db.execute(f"DELETE FROM {table}")
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'cardterms'").fetchone():
+            self.db.execute("INSERT INTO cardterms(cardterms) VALUES ('delete-all')")
         for name, _ in _INDEXES:
             self.db.execute(f"DROP INDEX IF EXISTS {name}")
         _Apply(self).run(rebuild=True)
@@ -567,6 +582,23 @@ class Index:
                 "verdict IS NULL", chunk)]
         return out
 
+    def naming(self, columns: str, source: str, where: str, params: Sequence, terms: List[str],
+               order: str = "", rid: str = "rid", doc: str = "doc", lazy: bool = False):
+        """The rows ``(*columns, document)`` of ``source`` (``FROM`` and joins) meeting ``where``
+        whose document names one of ``terms``, in ``order``: FTS5 finds them where the build
+        has it, else every document meeting ``where`` is scanned. ``lazy``: for a reader that
+        may stop early, SQLite walks ``order``'s index (``+`` keeps it from starting at the
+        matches and sorting them all first)."""
+        if self.fts:
+            found = f"{'+' if lazy else ''}{rid} IN (SELECT rowid FROM cardterms WHERE " \
+                    "cardterms MATCH ?)"
+            extra = [" OR ".join(f'"{t}"' for t in terms)]  # terms are [a-z0-9]+
+        else:
+            found = "(" + " OR ".join([f"instr({doc}, ?) > 0"] * len(terms)) + ")"
+            extra = keys_of(terms)
+        return self.db.execute(f"SELECT {columns}, {doc} {source} WHERE ({where}) AND {found} "
+                               f"{order}", [*params, *extra])
+
     def surfaced(self, ids: Iterable[str]) -> Dict[str, int]:
         out: Dict[str, int] = {}
         for chunk in _chunks(list(dict.fromkeys(ids))):
@@ -585,25 +617,29 @@ def doc_terms(text: str) -> List[str]:
     return [pair.split(":", 1)[0] for pair in (text or "").split()]
 
 
-def with_terms(names: List[str], inner: List[str], source: str, params: list,
-               terms: List[str], partial: bool = False) -> Tuple[str, list]:
-    """SQL for the rows of ``source`` (``FROM … WHERE …`` over a ``doc`` column) whose
-    document names a query term: ``names`` (computed as ``inner``), then each term's
-    frequency (NULL when absent). Each term is searched once per row: the inner query is
-    a co-routine (its LIMIT keeps SQLite from folding it into the outer one)."""
-    keys = [f" {t}:" for t in terms]
-    cols = ", ".join(f"{expr} AS {name}" for expr, name in zip(inner, names))
-    pos = ", ".join(f"instr(doc, ?) AS p{i}" for i in range(len(terms)))
-    freqs = "".join(f", CASE WHEN p{i} > 0 THEN CAST(substr(doc, p{i} + {len(k)}, 32) AS REAL) "
-                    f"END AS f{i}" for i, k in enumerate(keys))
-    hit = " OR ".join(f"p{i} > 0" for i in range(len(terms)))
-    # with ``partial``: where a term missing as a word occurs at all (inside a longer word, or
-    # a number); searched only in rows the outer query keeps, and only when the word is missing
-    outer = "".join(f", CASE WHEN p{i} > 0 THEN 0 ELSE instr(doc, ?) END AS q{i}"
-                    for i in range(len(terms))) if partial else ""
-    sql = (f"SELECT {', '.join(names)}{freqs}{outer} FROM (SELECT {cols}, doc, {pos} "
-           f"{source} LIMIT -1) WHERE {hit}")
-    return sql, [*(terms if partial else []), *keys, *params]
+def keys_of(terms: Sequence[str]) -> List[str]:
+    """How each term starts inside an encoded document (``encode_doc``)."""
+    return [f" {t}:" for t in terms]
+
+
+def frequencies(doc: str, keys: Sequence[str]) -> List[Optional[float]]:
+    """Each term's frequency in an encoded document (None where the document lacks it): found
+    with ``str.find``, which skips ahead where SQLite's ``instr`` compares at every byte."""
+    out: List[Optional[float]] = []
+    for key in keys:
+        at = doc.find(key)
+        if at < 0:
+            out.append(None)
+            continue
+        at += len(key)
+        end = doc.find(" ", at)
+        out.append(float(doc[at:end] if end >= 0 else doc[at:]))
+    return out
+
+
+def inside(doc: str, term: str) -> bool:
+    """``search.coverage``'s partial hold: the term inside a longer word of the document."""
+    return term in doc and any(term in word and len(word) > len(term) for word in doc_terms(doc))
 
 
 def _wide(kind: str) -> str:
@@ -638,6 +674,7 @@ class _Scratch:
 
     def __init__(self, db, memory):
         self.db, self.memory = db, memory
+        self.fts = False
 
 
 APART_TABLES = ("files", "problems", "tally", "evidence", "touched", "stamps", "recent")
@@ -905,7 +942,7 @@ class _Apply:
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT c.id, c.rid, w.data FROM cards c JOIN cardwide w ON "
                                    f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
-            narrow, wide, names = [], [], None
+            narrow, wide, texts, names = [], [], [], None
             for cid, row, data in rows:
                 columns = self._card_columns(fastjson.loads(data), counts.get(cid, {}))
                 columns["rankkey"] = _rank_key(columns, evidence.get(cid))
@@ -913,10 +950,12 @@ class _Apply:
                 names = names or list(columns)
                 narrow.append((*columns.values(), row))
                 wide.append((row, doc, tdoc))
+                texts.append((row, " ".join(terms)))
                 for name, member in (("advice", columns["pool"]), ("list", columns["listed"])):
                     if member:
                         df[name].update(iter(terms))
             if names:
+                self._terms(chunk, texts)
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
                 self.db.execute(f"UPDATE cards SET verdict = (SELECT v.held FROM verdicts v "
@@ -927,6 +966,20 @@ class _Apply:
                             "DO UPDATE SET n = n + excluded.n",
                             [(pool, t, n) for pool in df for t, n in df[pool].items() if n])
         self.dirty_cards.difference_update(ids)
+
+    def _terms(self, ids: List[str], texts: List[Tuple[int, str]]) -> None:
+        """Keep ``cardterms`` (when there is one) in step with new documents: a contentless
+        table forgets a row only when told its old terms, read here from ``carddoc``."""
+        if not self.ix.fts:
+            return
+        if not self.rebuilding:
+            marks = ",".join("?" * len(ids))
+            self.db.executemany(
+                "INSERT INTO cardterms(cardterms, rowid, terms) VALUES ('delete', ?, ?)",
+                [(rid, " ".join(doc_terms(doc))) for rid, doc in self.db.execute(
+                    f"SELECT d.rid, d.doc FROM carddoc d JOIN cards c ON c.rid = d.rid "
+                    f"WHERE c.id IN ({marks})", ids)])
+        self.db.executemany("INSERT INTO cardterms(rowid, terms) VALUES (?, ?)", texts)
 
     def _card_columns(self, card: dict, counts: Dict[str, int]) -> dict:
         ts, status, skill, scope, raw_status, origin, tags = _view_columns(card)
