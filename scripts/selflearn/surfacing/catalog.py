@@ -169,18 +169,13 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> Li
     if not n:
         return []
     avg = (total / n) or 1.0
-    keys = storeindex.keys_of(terms)
-    rows = [(*row[:6], storeindex.frequencies(row[6], keys), row[6]) for row in ix.naming(
-        "rid, score, ts, status, ready, doclen", "FROM cardsd", where, params, terms,
-        "ORDER BY rid") if allowed is None or row[0] in allowed]
+    rows = _naming(ix, where, params, terms, allowed)
     k = len(terms)
     df = [sum(1 for r in rows if r[6][i] is not None) for i in range(k)]
     idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
     whole = sum(dict(zip(terms, idf)).values()) or 1.0
     ranked = []
-    for rid, points, ts, status, ready, length, freqs, doc in rows:
-        held = [f is not None or (len(t) >= 4 and storeindex.inside(doc, t))
-                for t, f in zip(terms, freqs)]
+    for rid, points, ts, status, ready, length, freqs, held in rows:
         if round(sum(w for w, h in zip(idf, held) if h) / whole, 4) < COVERAGE_FLOOR:
             continue  # rank's coverage: the card answers too little of the query
         rel = 0.0
@@ -193,6 +188,24 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> Li
             ranked.append((rel, points, ts, rid, status, ready))
     ranked.sort(key=lambda r: r[:3], reverse=True)
     return [(rid, rel, status, ready) for rel, _, _, rid, status, ready in ranked]
+
+
+def _naming(ix, where: str, params: list, terms: List[str], allowed) -> List[tuple]:
+    """The cards ``where`` keeps (and ``allowed``, when given) naming a query term, as
+    ``(rid, score, ts, status, ready, doclen, frequencies, held)``: ``held`` says, per term,
+    whether the card holds it for ``search.coverage`` (as a word, or inside a longer one).
+    Documents are read one at a time and not kept (a broad query names most cards)."""
+    keys = storeindex.keys_of(terms)
+    rows = []
+    for row in ix.naming("rid, score, ts, status, ready, doclen", "FROM cardsd", where, params,
+                         terms, "ORDER BY rid"):
+        if allowed is not None and row[0] not in allowed:
+            continue
+        doc = row[6]
+        freqs = storeindex.frequencies(doc, keys)
+        rows.append((*row[:6], freqs, [f is not None or (len(t) >= 4 and storeindex.inside(doc, t))
+                                       for t, f in zip(terms, freqs)]))
+    return rows
 
 
 def views_of(ix, stores: Stores, picked: List[tuple]) -> List[dict]:
