@@ -500,8 +500,9 @@ def test_counts_since_a_stamp_equal_a_count_of_the_lines(stamps, since, tmp_path
 
 def _tables(store_dir: str) -> dict:
     with contextlib.closing(sqlite3.connect(os.path.join(store_dir, storeindex.FILE))) as db:
+        # an FTS5 table cannot be read whole; its rows are in its shadow tables, read here
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' "
-                                          "AND sql NOT LIKE 'CREATE VIRTUAL%'")]  # FTS5's rows: in its shadow tables
+                                          "AND sql NOT LIKE 'CREATE VIRTUAL%'")]
         pick = {"files": "name, offset, lines, records, head, open_tail"}  # not the inode
         return {n: sorted(map(repr, db.execute(f"SELECT {pick.get(n, '*')} FROM {n}")))
                 for n in names}
@@ -514,11 +515,13 @@ def test_a_rebuild_reading_signals_in_a_second_process_derives_the_same_index(
     from selflearn.surfacing import apart
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     files = {"cards": [_card(f"aha_{i}", f"pytest cache {i}", status="accepted") for i in range(6)]
-             + [b"{torn"],
+             + [_card("aha_p", "portable", scope="portable"), _card("aha_q", "no signal"),
+                b"{torn"],
              "signals": [{"v": 1, "ts": f"2026-02-2{i % 8}T10:0{i % 6}:00Z", "kind": kind,
                           "aha_id": f"aha_{i % 7}", "session_id": f"s{i}"}
                          for i, kind in enumerate(["aha_used", "aha_helped", "aha_violated"] * 9)]
-             + [b"[1, 2]"],
+             + [{"v": 1, "ts": "2026-02-27T10:00:00Z", "kind": "aha_used", "aha_id": "aha_p"},
+                b"[1, 2]"],
              "events": [{"id": "evt", "ts": "2026-02-27T23:59:59Z", "task_summary": "x"}]}
     tables = {}
     for mode in ("here", "apart"):
@@ -540,6 +543,9 @@ def test_a_rebuild_reading_signals_in_a_second_process_derives_the_same_index(
         assert not os.path.exists(os.path.join(store_dir, storeindex.FILE + apart.SUFFIX))
     assert tables["apart"] == tables["here"]
     assert tables["here"]["tally"] and tables["here"]["problems"]
+    with contextlib.closing(sqlite3.connect(os.path.join(store_dir, storeindex.FILE))) as db:
+        scored = dict(db.execute("SELECT id, score || ' ' || ready FROM cards"))
+    assert scored["aha_p"] == "3 1" and scored["aha_q"] == "1 0"  # scored once signals came
 
 
 def test_a_rebuild_leaves_no_write_ahead_log_behind(tmp_path, monkeypatch):

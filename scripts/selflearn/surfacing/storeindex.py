@@ -607,10 +607,26 @@ class Index:
         return out
 
 
+class _Reprs(dict):
+    """``repr`` of each frequency, computed once: a rebuild writes millions of them and a
+    store's frequencies are a few small whole numbers."""
+
+    def __missing__(self, freq: float) -> str:
+        text = repr(freq)
+        if len(self) < 4096:
+            self[freq] = text
+        return text
+
+
+_REPRS = _Reprs()
+
+
 def encode_doc(doc: Dict[str, float]) -> str:
     """A card's document as `` term:frequency`` pairs: short to scan, each term findable as
-    `` term:`` (terms are ``[a-z0-9]+``), its frequency read by CAST up to the next space."""
-    return "".join(f" {term}:{freq!r}" for term, freq in doc.items())
+    `` term:`` (terms are ``[a-z0-9]+``), its frequency read up to the next space."""
+    if not doc:
+        return ""
+    return " " + " ".join(map(":".join, zip(doc, map(_REPRS.__getitem__, doc.values()))))
 
 
 def doc_terms(text: str) -> List[str]:
@@ -690,6 +706,7 @@ class _Apply:
         self.checks: dict = {}          # file -> model.LineCheck, as a full read checks lines
         self.rebuilding = False
         self.left_pool: list = []  # (terms, in advice's pool, listed) as they were before
+        self.score_views: Dict[str, tuple] = {}  # card id -> what its score is computed from
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
@@ -697,13 +714,17 @@ class _Apply:
         for name in NAMES:
             if part is None or name != "signals":
                 self._file(name, rebuild)
-        if part is not None and not apart.finish(part, self.db, APART_TABLES):
-            self._file("signals", rebuild)  # the second process failed: read them here
-        evidence_only = self.dirty_cards - self.changed  # new evidence, same version
-        self._max_violations()
-        self._derive()  # also the rank keys of new versions
-        self._rescore()
-        self._rank_keys(evidence_only)
+        if part is not None:
+            self._derive(signals=False)  # meanwhile, what needs no signal (most of the work)
+            if not apart.finish(part, self.db, APART_TABLES):
+                self._file("signals", rebuild)  # the second process failed: read them here
+            self._scored()
+        else:
+            evidence_only = self.dirty_cards - self.changed  # new evidence, same version
+            self._max_violations()
+            self._derive()  # also the rank keys of new versions
+            self._rescore()
+            self._rank_keys(evidence_only)
         self._trim_recent()
 
     def _signals_apart(self) -> Optional[apart.Part]:
@@ -929,8 +950,27 @@ class _Apply:
             self.changed.add(rid)
         return fastjson.loads(row[1]), row[0]
 
-    def _derive(self) -> None:
-        """Columns of every card changed in this run: tokenized once, whatever its versions."""
+    def _scored(self) -> None:
+        """After a rebuild whose signals were read apart (``_derive`` ran before they were in):
+        score, readiness and rank key of the cards any signal names, the score from what
+        ``_derive`` kept of each card (``score_views``) instead of reading it again."""
+        self._max_violations()
+        named = [t for t, in self.db.execute("SELECT DISTINCT target FROM tally")
+                 if t in self.score_views]
+        for chunk in _chunks(named):
+            counts, rows = self.ix.tallies(chunk), []
+            for cid in chunk:
+                status, scope, shareable = self.score_views[cid]
+                view = {"status": status, "scope": scope, "shareable": shareable}
+                mine = counts.get(cid, {})
+                rows.append((score.score(view, mine)[0], int(score.backport_ready(view, mine)),
+                             cid))
+            self.db.executemany("UPDATE cards SET score=?, ready=? WHERE id=?", rows)
+        self._rank_keys({i for i, in self.db.execute("SELECT id FROM evidence")})
+
+    def _derive(self, signals: bool = True) -> None:
+        """Columns of every card changed in this run: tokenized once, whatever its versions
+        (without ``signals``: as if no signal named any card; ``_scored`` follows)."""
         df = {"advice": Counter(), "list": Counter()}  # pool -> term -> change (counted in C)
         for terms, pool, listed in self.left_pool:
             for name, member in (("advice", pool), ("list", listed)):
@@ -938,13 +978,17 @@ class _Apply:
                     df[name].subtract(iter(terms))
         ids = list(self.changed)
         for chunk in _chunks(ids):
-            counts, evidence = self.ix.tallies(chunk), self.ix.evidence(chunk)
+            counts, evidence = (self.ix.tallies(chunk), self.ix.evidence(chunk)) if signals \
+                else ({}, {})
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT c.id, c.rid, w.data FROM cards c JOIN cardwide w ON "
                                    f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
             narrow, wide, texts, names = [], [], [], None
             for cid, row, data in rows:
                 columns = self._card_columns(fastjson.loads(data), counts.get(cid, {}))
+                view = columns.pop("_view")
+                if not signals:
+                    self.score_views[cid] = view
                 columns["rankkey"] = _rank_key(columns, evidence.get(cid))
                 doc, tdoc, terms = columns.pop("doc"), columns.pop("tdoc"), columns.pop("_doc")
                 names = names or list(columns)
@@ -997,7 +1041,9 @@ class _Apply:
                 "last_seen": str(card.get("last_seen") or ""),
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
                 "least": item_floor(card),
-                "sdigest": content.digest(card), "sok": int(content.accepted(card))}
+                "sdigest": content.digest(card), "sok": int(content.accepted(card)),
+                # what score and backport_ready read of the view (``_scored``)
+                "_view": (view["status"], view["scope"], view.get("shareable", True))}
 
     def _max_violations(self) -> None:
         """The most violations a card has had (``maxima``): advice's bound allows for the
@@ -1041,16 +1087,15 @@ class _Apply:
     def _rescore(self) -> None:
         """Cards whose signals changed without a new version of the card itself."""
         ids = list(self.dirty_cards)
-        counts = self.ix.tallies(ids)
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
+            counts, rows = self.ix.tallies(chunk), []
             for rid, data in self.db.execute(
                     f"SELECT id, data FROM cardsx WHERE id IN ({marks})", chunk).fetchall():
                 view = public(fastjson.loads(data))
                 mine = counts.get(rid, {})
-                self.db.execute("UPDATE cards SET score=?, ready=? WHERE id=?",
-                                (score.score(view, mine)[0], int(score.backport_ready(view, mine)),
-                                 rid))
+                rows.append((score.score(view, mine)[0], int(score.backport_ready(view, mine)), rid))
+            self.db.executemany("UPDATE cards SET score=?, ready=? WHERE id=?", rows)
 
 
 def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]) -> Optional[float]:
