@@ -955,8 +955,9 @@ class _Apply:
         score, readiness and rank key of the cards any signal names, the score from what
         ``_derive`` kept of each card (``score_views``) instead of reading it again."""
         self._max_violations()
-        named = [t for t, in self.db.execute("SELECT DISTINCT target FROM tally")
-                 if t in self.score_views]
+        named = [t for t, in self.db.execute(  # in row order, as ``_derive`` wrote them
+            "SELECT id FROM cards WHERE id IN (SELECT target FROM tally) ORDER BY rid")
+            if t in self.score_views]
         for chunk in _chunks(named):
             counts, rows = self.ix.tallies(chunk), []
             for cid in chunk:
@@ -966,7 +967,8 @@ class _Apply:
                 rows.append((score.score(view, mine)[0], int(score.backport_ready(view, mine)),
                              cid))
             self.db.executemany("UPDATE cards SET score=?, ready=? WHERE id=?", rows)
-        self._rank_keys({i for i, in self.db.execute("SELECT id FROM evidence")})
+        self._rank_keys([i for i, in self.db.execute(
+            "SELECT id FROM cards WHERE id IN (SELECT id FROM evidence) ORDER BY rid")])
 
     def _derive(self, signals: bool = True) -> None:
         """Columns of every card changed in this run: tokenized once, whatever its versions
@@ -977,6 +979,8 @@ class _Apply:
                 if member:
                     df[name].subtract(iter(terms))
         ids = list(self.changed)
+        if self.rebuilding:  # every card: in row order, so each table is written front to back
+            ids = [cid for cid, in self.db.execute("SELECT id FROM cards ORDER BY rid")]
         for chunk in _chunks(ids):
             counts, evidence = (self.ix.tallies(chunk), self.ix.evidence(chunk)) if signals \
                 else ({}, {})
@@ -1059,7 +1063,7 @@ class _Apply:
         self.db.execute("INSERT INTO maxima VALUES ('violated', ?) ON CONFLICT(name) "
                         "DO UPDATE SET n = max(n, excluded.n)", (most,))
 
-    def _rank_keys(self, ids: set) -> None:
+    def _rank_keys(self, ids: Iterable[str]) -> None:
         """The rank key (``_rank_key``) of cards whose evidence changed without a new version
         (a new version gets its key in ``_derive``)."""
         for chunk in _chunks(list(ids)):
