@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "scripts")
@@ -242,3 +243,47 @@ if st is not None:
     def test_property_redact_objects_idempotent(obj):
         once = R.redact(obj)
         assert R.redact(once) == once
+
+
+# --- pre-checks: a rule's fourth item must be in every match of the rule ------------------
+
+def _prechecked():
+    import re
+    return [(re.compile(rule[2]), re.compile(rule[3])) for rule in R.RULES if len(rule) > 3]
+
+
+def test_every_pre_check_is_in_every_match_of_its_rule_on_the_corpus():
+    pairs = _prechecked()
+    assert pairs
+    texts = [p["text"] for p in POSITIVES] + [n["text"] for n in NEGATIVES]
+    matched = 0
+    for rule, pre in pairs:
+        for text in texts:
+            if rule.search(text):
+                matched += 1
+                assert pre.search(text), text
+    assert matched >= 20  # the corpus exercises the pre-checked rules
+
+
+_PIECES = ["secret", "SECRET", "Token", "tOKEN", "api_key", "Api-Key", "apikey", "access_key",
+           "private-key", "PRIVATE_KEY", "db_", "--", "user.", "=", " = ", ":", ": ", " is ",
+           "\t", " ", '"', "'", '\\"', "`", "Xq9!kLm2Zr7$Tp4", "s3cr3tV@lue99", "abc", "\n",
+           "true", "${VAR}", "[REDACTED:x]", ",", ";", "is", "\u017fecret", "to\u212aen"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=14))
+def test_a_text_a_pre_check_turns_away_never_matches_its_rule(pieces):
+    text = "".join(pieces)
+    for rule, pre in _prechecked():
+        if rule.search(text):
+            assert pre.search(text), text
+
+
+def test_a_lesson_that_only_mentions_a_token_compiles_no_secret_rule(monkeypatch):
+    monkeypatch.setattr(R, "_CACHE", {})
+    text = "Narrow the token scope of the CI runner before the deploy step"
+    assert R.redact_text(text) == text
+    heavy = [i for i, rule in enumerate(R.RULES) if len(rule) > 3]
+    assert heavy and not any(i in R._CACHE for i in heavy)
+    assert R.redact_text("export TOKEN: s3cr3tV@lue99x") != "export TOKEN: s3cr3tV@lue99x"

@@ -70,6 +70,7 @@ _ENV = (r"(?m)^[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG|set)[ \t]+)?"
         r"(?:API|ACCESS|PRIVATE|SECRET|SIGNING|ENCRYPTION|MASTER|AUTH|CLIENT)_?KEY)"
         r"(?:_(?:BASE|B64|BASE64|VALUE))?)")
 _PEM = r"-----%s[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+_SECRET_WORDS = "(?i:secret|token|api[ _-]?key|access[_-]?key|private[_-]?key)"
 
 # Tokens that name their issuer by a fixed prefix (the providers of gitleaks'
 # default rule list and a few more), as (trigger, pattern).  Lengths are lower
@@ -266,8 +267,10 @@ RULES = (
      _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
     ("secret", ("~ecret", "~oken", "~pi_key", "~pi-key", "~pikey", "~ccess_key", "~ccess-key",
                 "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key"),
-     _assigned(_LABEL + "(?i:secret|token|api[ _-]?key|access[_-]?key|private[_-]?key)",
-               8, check=_RANDOM, prose=True)),
+     _assigned(_LABEL + _SECRET_WORDS, 8, check=_RANDOM, prose=True),
+     # every match has one of the words right before what ``_assigned`` accepts after a label
+     # (=, :, " is "): a lesson that only mentions a token skips compiling the rule (6 ms)
+     _SECRET_WORDS + _Q + r"(?:[ \t]*[=:]|[ \t]+is[ \t])"),
     ("password", ("~pass:", "~pass =", "~pass="),  # YAML/INI ``pass: s3cr%t``
      _assigned(r"(?<![\w.:-])(?:[\w.-]{0,64}[_.-])?(?i:pass)", 6, check=_RANDOM)),
     ("password", ("htpasswd",),
@@ -277,6 +280,7 @@ RULES = (
 
 def _hit(text, low, triggers):
     """True when any trigger (a tuple trigger: all of its parts) occurs in ``text``.
+    A rule may add a fourth item: a small pattern every match of it contains (``_near``).
 
     A trigger starting with ``~`` is looked for in ``low()``, the lower-cased text.
     """
@@ -292,15 +296,20 @@ def _hit(text, low, triggers):
     return False
 
 
+def _regex():
+    """The ``re`` module, imported on first use."""
+    global _re
+    if _re is None:
+        import re as _re_module
+        _re = _re_module
+    return _re
+
+
 def _compiled(i):
     """Compile rule ``i`` (importing ``re`` on first use) and cache it."""
-    global _re
     entry = _CACHE.get(i)
     if entry is None:
-        if _re is None:
-            import re as _re_module
-            _re = _re_module
-        kind, _, pattern = RULES[i]
+        kind, _, pattern = RULES[i][:3]
         tag = "[REDACTED:%s]" % kind
 
         def repl(m, tag=tag):
@@ -310,8 +319,19 @@ def _compiled(i):
             whole, base = m.group(0), m.start()
             return whole[:m.start(g) - base] + tag + whole[m.end(g) - base:]
 
-        entry = _CACHE[i] = (_re.compile(pattern), repl)
+        entry = _CACHE[i] = (_regex().compile(pattern), repl)
     return entry
+
+
+def _near(i, text):
+    """Whether rule ``i``'s pre-check (its fourth item, if any) finds a place to look in
+    ``text``: far cheaper to compile than the rule, and searched only once a trigger hit."""
+    if len(RULES[i]) < 4:
+        return True
+    pre = _CACHE.get(-1 - i)
+    if pre is None:
+        pre = _CACHE[-1 - i] = _regex().compile(RULES[i][3])
+    return pre.search(text) is not None
 
 
 def redact_text(text):
@@ -327,7 +347,7 @@ def redact_text(text):
         return lowered[0]
 
     for i, rule in enumerate(RULES):
-        if _hit(text, low, rule[1]):  # triggers are checked on the input, not on markers
+        if _hit(text, low, rule[1]) and _near(i, out):  # triggers: on the input, not on markers
             pattern, repl = _compiled(i)
             out = pattern.sub(repl, out)
     return out
