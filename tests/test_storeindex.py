@@ -219,6 +219,25 @@ def test_without_fts5_the_documents_are_scanned(tmp_path, monkeypatch):
         ix.close()
 
 
+def test_an_index_with_terms_a_sqlite_without_fts5_cannot_read_serves_the_full_read(
+        tmp_path, monkeypatch):
+    """A hook run by another Python (its SQLite built without FTS5) neither reads nor writes
+    such an index, whose term table it could not keep in step: the full read answers."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    store_dir = str(tmp_path / "store")
+    _write(store_dir, {"cards": [_card("aha_1", "pytest cache"), _card("aha_2", "docker")]},
+           slice(None))
+    assert _titles(store_dir) == ["pytest cache"]
+    with contextlib.closing(sqlite3.connect(os.path.join(store_dir, storeindex.FILE))) as db:
+        db.execute("PRAGMA writable_schema=ON")  # as that SQLite sees the table: no module
+        db.execute("UPDATE sqlite_master SET sql = replace(sql, 'fts5', 'fts9') "
+                   "WHERE name = 'cardterms'")
+        db.commit()
+    assert storeindex.open_index(Memory(store_dir)) is None
+    _write(store_dir, {"cards": [_card("aha_3", "pytest again")]}, slice(None))
+    assert sorted(_titles(store_dir)) == ["pytest again", "pytest cache"]
+
+
 def test_frequencies_read_each_term_of_an_encoded_document():
     doc = storeindex.encode_doc({"pytest": 4.0, "cach": 1.0, "pytests": 2.0})
     assert storeindex.frequencies(doc, storeindex.keys_of(["cach", "pytest", "py", "pytests"])) \

@@ -274,6 +274,8 @@ class Index:
             self._ensure_schema()
             self.fts = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'cardterms'"
                                        ).fetchone() is not None
+            if self.fts:  # built by a Python whose SQLite has FTS5: this one must have it too
+                self.db.execute("SELECT 1 FROM cardterms WHERE cardterms MATCH 'a' LIMIT 0")
             self.catch_up()
         except Exception:
             self.db.close()
