@@ -287,3 +287,31 @@ def test_a_lesson_that_only_mentions_a_token_compiles_no_secret_rule(monkeypatch
     heavy = [i for i, rule in enumerate(R.RULES) if len(rule) > 3]
     assert heavy and not any(i in R._CACHE for i in heavy)
     assert R.redact_text("export TOKEN: s3cr3tV@lue99x") != "export TOKEN: s3cr3tV@lue99x"
+
+
+# --- the case of a label never decides whether its value is hidden -------------------------
+
+_LABELS = ["password", "passwd", "passphrase", "pwd", "secret", "token", "api_key", "apikey",
+           "access_key", "private_key", "client_secret", "db_password", "authorization",
+           "cookie", "aws_secret_access_key"]
+_FORMS = ["{L}={V}", "{L}: {V}", '"{L}": "{V}"', "export {L}={V}", "Server=db;{L}={V};",
+          "Server=db; {L} = {V};", '{L} = "{V}"', "the {L} is {V}", "--{L}={V}",
+          "Authorization: {L} {V}", "{L}: Bearer {V}"]
+_VALUE = "Xq9!kLm2Zr7Tp4Wz8Yv1Ab3Cd5Ef7Gh9Ij1Kl3Mn"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_LABELS), st.sampled_from(_FORMS), st.lists(st.booleans(), min_size=24,
+                                                                    max_size=24))
+def test_a_label_in_any_case_hides_what_it_hides_in_lower_case(label, form, upper):
+    """Triggers are looked for case-blind where their rule's pattern is (``PassWord=`` once
+    slipped through: its trigger was ``assword`` or ``ASSWORD``)."""
+    mixed = "".join(c.upper() if up else c for c, up in zip(label, upper))
+    if _VALUE not in R.redact_text(form.format(L=label, V=_VALUE)):
+        assert _VALUE not in R.redact_text(form.format(L=mixed, V=_VALUE)), mixed
+
+
+def test_camel_case_password_labels_are_redacted():
+    for text in ("PassWord=Xq9!kLm2Zr7", "DB_PassWord=Xq9!kLm2Zr7", "Server=db;PWd=Xq9!kLm2Zr7;",
+                 "Cookie: sessionId=Xq9kLm2Zr7Tp4W", "AUTHorization: Bearer Xq9kLm2Zr7Tp4W"):
+        assert "Xq9" not in R.redact_text(text), text

@@ -233,19 +233,19 @@ RULES = (
     # -- values recognised by where they sit: URLs, HTTP headers --
     ("password", (("://", "@"),),  # scheme://user:PASS@host
      r"""\b[a-zA-Z][\w+.-]{0,30}://[^\s:/@"'<>]{0,256}:(?!\[REDACTED)([^\s/"'<>]+)@"""),
-    ("bearer", ("earer", "EARER"),
+    ("bearer", ("~earer",),
      _AUTH + r"(?i:bearer)[ \t]+(?!\[REDACTED)([\w.~+/-]{4,}=*)"
      r"|\b(?i:bearer)[ \t]+(?!\[REDACTED)(?=[\w.~+/-]*\d)([\w.~+/-]{16,}=*)"),
-    ("basic_auth", ("uthorization", "UTHORIZATION"),
+    ("basic_auth", ("~uthorization",),
      _AUTH + r"(?i:basic)[ \t]+(?!\[REDACTED)([A-Za-z0-9+/]{4,}={0,2})"),
-    ("authorization", ("uthorization", "UTHORIZATION"),
+    ("authorization", ("~uthorization",),
      _AUTH + r"(?:(?i:token|bot|apikey|key)[ \t]+)?(?!(?i:bearer|basic)\b)"
      + _STOP + _CODE + _RANDOM + r"""([^\s"'\\,]{8,})"""),
-    ("cookie", ("ookie", "OOKIE"),
+    ("cookie", ("~ookie",),
      r"""\b(?i:set-cookie|cookie)(?:\\?["'])?[ \t]*:[ \t]*(?:\\?["'])?"""
      + _STOP + r"""([^\s"'\\;=]+=[^\r\n"'\\]*)"""),
     # -- labelled values: .env lines, config keys, CLI flags, prose --
-    ("aws_secret_key", ("ecret", "ECRET"),
+    ("aws_secret_key", ("~ecret",),
      r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret(?:_?key)?)"
      + _SEP % "[:= ]" + r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),  # also `aws configure set`
     ("env_secret", ("ECRET", "ASSWORD", "ASSWD", "ASSPHRASE", "OKEN", "_PWD", "_KEY", "APIKEY",
@@ -259,11 +259,11 @@ RULES = (
                   "zip", "smbclient"), _SHORT_P),
     ("password", (("curl", ":"), ("http", ":"), ("wget", ":")), _USER_PASS),
     ("npm_token", ("_auth", "_password"), _NPMRC),
-    ("password", ("wd=", "WD=", "Pwd=", "ass=", "ASS="), _CONN),
+    ("password", ("~wd=", "~ass=", "~wd =", "~ass ="), _CONN),
     ("password", ("~password", "~passphrase", "~passcode", "~pwd", "~pin code", "~api key", "~token",
                   "~secret"), _PROSE),
     ("secret", _ISSUERS_TRIGGERS, _assigned(_ISSUER_LABEL, 12, check=_RANDOM, prose=True)),
-    ("password", ("assword", "ASSWORD", "asswd", "ASSWD", "assphrase", "ASSPHRASE"),
+    ("password", ("~assword", "~asswd", "~assphrase"),
      _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
     ("secret", ("~ecret", "~oken", "~pi_key", "~pi-key", "~pikey", "~ccess_key", "~ccess-key",
                 "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key"),
