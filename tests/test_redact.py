@@ -315,3 +315,17 @@ def test_camel_case_password_labels_are_redacted():
     for text in ("PassWord=Xq9!kLm2Zr7", "DB_PassWord=Xq9!kLm2Zr7", "Server=db;PWd=Xq9!kLm2Zr7;",
                  "Cookie: sessionId=Xq9kLm2Zr7Tp4W", "AUTHorization: Bearer Xq9kLm2Zr7Tp4W"):
         assert "Xq9" not in R.redact_text(text), text
+
+
+def test_triggers_see_the_letters_a_case_blind_pattern_matches():
+    """``re`` matches ``i`` to the dotted and dotless i and ``s`` to the long s; ``lower()``
+    keeps them apart, so triggers look in a text where they are folded first."""
+    import re
+    import sys
+    letter = re.compile("(?i)[a-z]")
+    strays = [c for c in range(128, sys.maxunicode + 1) if letter.fullmatch(chr(c))
+              and not re.fullmatch("[a-z]", chr(c).lower())]
+    assert strays == sorted(R._FOLD)
+    for text in ("ap\u0131_key=Xq9kLm2Zr7Tp4W", "AP\u0130_KEY=Xq9kLm2Zr7Tp4W",
+                 "pr\u0131vate_key=Xq9kLm2Zr7Tp4W", "pa\u017f\u017fword=Xq9!kLm2Zr7"):
+        assert "Xq9" not in R.redact_text(text), text

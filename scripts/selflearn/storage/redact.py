@@ -278,6 +278,11 @@ RULES = (
 )
 
 
+# The letters ``re`` matches case-blind to an ASCII one that ``str.lower`` does not turn into it
+# (dotted and dotless i, long s), so a ``~`` trigger sees what a ``(?i)`` pattern matches.
+_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s"}
+
+
 def _hit(text, low, triggers):
     """True when any trigger (a tuple trigger: all of its parts) occurs in ``text``.
     A rule may add a fourth item: a small pattern every match of it contains (``_near``).
@@ -343,7 +348,8 @@ def redact_text(text):
 
     def low():
         if not lowered:
-            lowered.append(text.lower())
+            folded = text if text.isascii() else text.translate(_FOLD)
+            lowered.append(folded.lower())
         return lowered[0]
 
     for i, rule in enumerate(RULES):
