@@ -65,6 +65,8 @@ def test_unrelated_query_returns_nothing(run):
     assert js(run, "list", "--query", "kubernetes helm chart values override hook")["count"] == 0
     assert js(run, "list", "--query", "pytest", "--tag", "nosuchtag")["message"] == \
         "No card matches these filters."
+    assert js(run, "list", "--query", "kubernetes helm chart", "--tag", "hooks")["message"] \
+        .startswith("No card answers")  # a card has the tag: the query is what finds none
 
 
 def test_ties_broken_by_score_then_recency(run):
