@@ -329,3 +329,38 @@ def test_triggers_see_the_letters_a_case_blind_pattern_matches():
     for text in ("ap\u0131_key=Xq9kLm2Zr7Tp4W", "AP\u0130_KEY=Xq9kLm2Zr7Tp4W",
                  "pr\u0131vate_key=Xq9kLm2Zr7Tp4W", "pa\u017f\u017fword=Xq9!kLm2Zr7"):
         assert "Xq9" not in R.redact_text(text), text
+
+
+# --- an adversarial pass (stop 20): secret-key names in any layout, code that must survive ---
+
+@pytest.mark.parametrize("text, value", [
+    ("SECRET_KEY: f00c26eb257d15409130f8298f79616c", "f00c26eb257d"),        # compose map
+    ("docker run -e ENCRYPTION_KEY=Xk9mP2vL7qzR4tW8 app", "Xk9mP2vL7qzR"),
+    ('secret_key = "kT9mQ2xR7vL4pN8wZ3cF6hJ1bY5gD0sA2eK7uM9q"', "kT9mQ2xR7v"),  # terraform
+    ('{"secretKey": "Zq8vT4mK9pL2xR7wN3cF"}', "Zq8vT4mK9p"),
+    ("secret_key_base: 75cf3b2a9d8e1f4c6b0a7e2d5f8c1b4a9e6d3f0c", "75cf3b2a9d8e"),  # rails
+    ("SIGNING_KEY: 8f7e6d5c4b3a2918f7e6d5c4", "8f7e6d5c4b3a"),
+    ("aws_session_token = IQoJb3JpZ2luX2VjE4Zr9moEHZhNX2xGqc/fQ7Zvq", "IQoJb3JpZ2lu"),  # INI
+    ("PrivateKey = mHdNZ1INU9z4mgYake/BSDv2iFeuS0HOkJ9C1hnsSSI=", "mHdNZ1INU9z4"),    # wireguard
+    ("api_token = ez8gcG6VO0T6aEa60jbXjIanttFaymb6", "ez8gcG6VO0T6"),
+])
+def test_secret_key_names_hide_their_value_in_any_layout(text, value):
+    assert value not in R.redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "self._password = password",                                 # not an .npmrc line
+    "self._auth = None",
+    "        self._password = kwargs.get('password')",
+    'url = f"postgresql://{user}:{password}@{host}/{db}"',       # template placeholders
+    "DATABASE_URL: postgres://app:${POSTGRES_PASSWORD}@db:5432/app",
+    "const pwd = process.cwd();",                                # code, not a connection string
+    "let pass = true;",
+    "secret_key = settings.SECRET_KEY",
+    'app_key = os.environ["APP_KEY"]',
+    "master_key = None",
+    "secret_key: str",
+    "the signing key is rotated monthly",
+])
+def test_code_and_placeholders_near_secret_words_survive(text):
+    assert R.redact_text(text) == text

@@ -70,7 +70,8 @@ _ENV = (r"(?m)^[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG|set)[ \t]+)?"
         r"(?:API|ACCESS|PRIVATE|SECRET|SIGNING|ENCRYPTION|MASTER|AUTH|CLIENT)_?KEY)"
         r"(?:_(?:BASE|B64|BASE64|VALUE))?)")
 _PEM = r"-----%s[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-_SECRET_WORDS = "(?i:secret|token|api[ _-]?key|access[_-]?key|private[_-]?key)"
+_SECRET_WORDS = ("(?i:secret(?:[_-]?key(?:[_-]?base)?)?|token|api[ _-]?key|access[_-]?key|"
+                 "private[_-]?key|(?:signing|encryption|master|app|jwt)[_-]?key)")
 
 # Tokens that name their issuer by a fixed prefix (the providers of gitleaks'
 # default rule list and a few more), as (trigger, pattern).  Lengths are lower
@@ -187,10 +188,12 @@ _SHORT_P = (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariad
 _USER_PASS = (r"""\b(?:curl|https?|wget)\b[^\n;|&]{0,300}?[ \t](?:-u|--user|--proxy-user|-U"""
               r"""|-a|--auth)(?:=|[ \t]*)['"]?[^\s:'"@`]*:(?![$<{%]|\[REDACTED"""
               r"""|(?i:pass|password|passwd|secret|token)(?![^\s'"@`]))([^\s'"@`]{2,})""")
-_NPMRC = (r"(?<![\w])_(?:auth|authToken|password)[ \t]*=[ \t]*['\"]?(?!\[REDACTED|\$\{)"
+_NPMRC = (r"(?<![\w.])_(?:auth|authToken|password)[ \t]*=[ \t]*['\"]?(?!\[REDACTED|\$\{)" + _STOP
+          + _CODE + 
           r"([^\s'\"]{4,})")
 _CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"
-         r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})(?=;)")
+         r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)" + _STOP + _CODE
+         + r"([^\s;'\"]{3,})(?=;)")
 _PROSE = (r"(?<!\[REDACTED:)"  # a marker's kind word is no label (redacting twice changes nothing)
           r"\b(?i:pass(?:word|phrase|code)|pwd|pin code|api key|token|secret)\b[^\n.;:]{0,40}?"
           r"\b(?i:is|was|set to|changed to|reset to)[ \t]+[\"'`]?" + _STOP + _RANDOM
@@ -232,7 +235,7 @@ RULES = (
     ("jwt", ("eyJ",), r"(?<![\w-])eyJ[\w-]{8,}\.ey[\w-]{8,}\.[\w-]*"),
     # -- values recognised by where they sit: URLs, HTTP headers --
     ("password", (("://", "@"),),  # scheme://user:PASS@host
-     r"""\b[a-zA-Z][\w+.-]{0,30}://[^\s:/@"'<>]{0,256}:(?!\[REDACTED)([^\s/"'<>]+)@"""),
+     r"""\b[a-zA-Z][\w+.-]{0,30}://[^\s:/@"'<>]{0,256}:(?!\[REDACTED|[{$%<])([^\s/"'<>]+)@"""),
     ("bearer", ("~earer",),
      _AUTH + r"(?i:bearer)[ \t]+(?!\[REDACTED)([\w.~+/-]{4,}=*)"
      r"|\b(?i:bearer)[ \t]+(?!\[REDACTED)(?=[\w.~+/-]*\d)([\w.~+/-]{16,}=*)"),
@@ -266,8 +269,10 @@ RULES = (
     ("password", ("~assword", "~asswd", "~assphrase"),
      _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
     ("secret", ("~ecret", "~oken", "~pi_key", "~pi-key", "~pikey", "~ccess_key", "~ccess-key",
-                "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key"),
-     _assigned(_LABEL + _SECRET_WORDS, 8, check=_RANDOM, prose=True),
+                "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key")
+     + tuple(f"~{word}{sep}key" for word in ("signing", "encryption", "master", "app", "jwt")
+             for sep in ("_", "-", "")),
+     _assigned(_LABEL + _SECRET_WORDS, 8, check=_RANDOM, prose=True, bare=True),
      # every match has one of the words right before what ``_assigned`` accepts after a label
      # (=, :, " is "): a lesson that only mentions a token skips compiling the rule (6 ms)
      _SECRET_WORDS + _Q + r"(?:[ \t]*[=:]|[ \t]+is[ \t])"),
