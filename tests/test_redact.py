@@ -268,7 +268,9 @@ def test_every_pre_check_is_in_every_match_of_its_rule_on_the_corpus():
 _PIECES = ["secret", "SECRET", "Token", "tOKEN", "api_key", "Api-Key", "apikey", "access_key",
            "private-key", "PRIVATE_KEY", "db_", "--", "user.", "=", " = ", ":", ": ", " is ",
            "\t", " ", '"', "'", '\\"', "`", "Xq9!kLm2Zr7$Tp4", "s3cr3tV@lue99", "abc", "\n",
-           "true", "${VAR}", "[REDACTED:x]", ",", ";", "is", "\u017fecret", "to\u212aen"]
+           "true", "${VAR}", "[REDACTED:x]", ",", ";", "is", "\u017fecret", "to\u212aen",
+           "name", "Name", "value", '"value": ', "  - name: ", "\n    value: ", "DB_PASSWORD",
+           '{"name": "', '", "value": "']
 
 
 @settings(max_examples=400, deadline=None)
@@ -343,6 +345,15 @@ def test_triggers_see_the_letters_a_case_blind_pattern_matches():
     ("aws_session_token = IQoJb3JpZ2luX2VjE4Zr9moEHZhNX2xGqc/fQ7Zvq", "IQoJb3JpZ2lu"),  # INI
     ("PrivateKey = mHdNZ1INU9z4mgYake/BSDv2iFeuS0HOkJ9C1hnsSSI=", "mHdNZ1INU9z4"),    # wireguard
     ("api_token = ez8gcG6VO0T6aEa60jbXjIanttFaymb6", "ez8gcG6VO0T6"),
+    ("env:\n  - name: DB_PASSWORD\n    value: 38AibNyyurlGFb07\n", "38AibNyyurlG"),  # k8s
+    ('{"name": "DB_PASSWORD", "value": "3SKQOo6Cd6rvau52"}', "3SKQOo6Cd6rv"),      # ECS
+    ('{"Name": "/prod/db/password", "Type": "SecureString", "Value": "HvRwMzzuVtYkwMJ7"}',
+     "HvRwMzzuVtYk"),                                                             # SSM
+    ("ALTER USER postgres PASSWORD 'F16CUXtYmjyf0od3';", "F16CUXtYmjyf"),
+    ("CREATE USER 'app'@'%' IDENTIFIED BY 'E7nHqyb1dqq8Jdn9';", "E7nHqyb1dqq8"),
+    ("sqlcmd -S db -U sa -P pETUY6kV22of4dT0 -i init.sql", "pETUY6kV22of"),
+    ("redis-server --requirepass AGoXgjpHvUY5ku9molU6", "AGoXgjpHvUY5"),
+    ("mongo -u admin -p s3cr3tPass1", "s3cr3tPass1"),                          # not only mongosh
 ])
 def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     assert value not in R.redact_text(text)
@@ -361,6 +372,11 @@ def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     "master_key = None",
     "secret_key: str",
     "the signing key is rotated monthly",
+    "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n",  # a reference
+    '{"name": "token_count", "value": "12"}',
+    "- name: LOG_LEVEL\n  value: debug2x",
+    "reset the password 'policy' setting",
+    "ALTER USER app PASSWORD NULL;",
 ])
 def test_code_and_placeholders_near_secret_words_survive(text):
     assert R.redact_text(text) == text

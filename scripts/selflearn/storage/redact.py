@@ -174,23 +174,31 @@ _FLAG_NAMES = (r"(?:(?:db|database|registry|http|https|proxy|admin|root|user|bot
                r"redis|ssh|sudo|new|old|master|service|app|account|bind|keystore|store|key|"
                r"src|dest|deploy|ci|sonar|slack)[-_]?)?"
                r"(?i:password|passwd|pass|pwd|passphrase|token|secret|api-?key|access-?key"
-               r"|secret-?key|client-?secret|auth-?token|access-?token|storepass|keypass)")
+               r"|secret-?key|client-?secret|auth-?token|access-?token|storepass|keypass"
+               r"|requirepass|masterauth)")
 _FLAGS = r"(?<![\w-])--?" + _FLAG_NAMES + r"(?:=|[ \t]+)" + _CLI_VALUE
 _PASS_ARG = r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:(?!\[REDACTED)([^\s\"'`),;]+)"
 _SHORT_P = (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump|7z|7za)"
             r"\b[^\n;|&]{0,200}?[ \t]-p(?!\[REDACTED)([^\s'\"`-][^\s'\"`]*|'[^'\n]+'|\"[^\"\n]+\")"
-            r"|\b(?:sshpass|mongosh?|(?:docker|podman|buildah|skopeo|oras|nerdctl|helm[ \t]+"
+            r"|\b(?:sshpass|mongo(?:sh)?|(?:docker|podman|buildah|skopeo|oras|nerdctl|helm[ \t]+"
             r"registry)[ \t]+login|az[ \t]+login)\b[^\n;|&]{0,200}?[ \t]-p[ \t]*" + _CLI_VALUE
             + r"|\bredis-cli\b[^\n;|&]{0,200}?[ \t]-a[ \t]+" + _CLI_VALUE
             + r"|\bldap\w*\b[^\n;|&]{0,200}?[ \t]-w[ \t]+" + _CLI_VALUE
-            + r"|\b(?:zip|unzip)\b[^\n;|&]{0,200}?[ \t]-P[ \t]+" + _CLI_VALUE
+            + r"|\b(?:zip|unzip|sqlcmd)\b[^\n;|&]{0,200}?[ \t]-P[ \t]+" + _CLI_VALUE
             + r"|\bsmbclient\b[^\n;|&]{0,200}?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%([^\s'\"]+)")
 _USER_PASS = (r"""\b(?:curl|https?|wget)\b[^\n;|&]{0,300}?[ \t](?:-u|--user|--proxy-user|-U"""
               r"""|-a|--auth)(?:=|[ \t]*)['"]?[^\s:'"@`]*:(?![$<{%]|\[REDACTED"""
               r"""|(?i:pass|password|passwd|secret|token)(?![^\s'"@`]))([^\s'"@`]{2,})""")
-_NPMRC = (r"(?<![\w.])_(?:auth|authToken|password)[ \t]*=[ \t]*['\"]?(?!\[REDACTED|\$\{)" + _STOP
-          + _CODE + 
-          r"([^\s'\"]{4,})")
+_NPMRC = (r"(?<![\w.])_(?:auth|authToken|password)[ \t]*=[ \t]*['\"]?(?!\[REDACTED|\$\{)"
+          + _STOP + _CODE + r"([^\s'\"]{4,})")
+_SQL = r"\b(?i:password|identified[ \t]+by)[ \t]+'" + _STOP + _RANDOM + r"([^'\n]{4,})'"
+"""SQL: ``ALTER USER app PASSWORD '…'``, ``CREATE USER … IDENTIFIED BY '…'``."""
+_PAIR_NAME = (r"(?i:[\"']?name[\"']?)[ \t]*:[ \t]*[\"']?[\w./-]{0,64}?"
+              r"(?i:pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|"
+              r"private[_-]?key|credentials?)")
+_PAIR = (_PAIR_NAME + r"""[\"']?[ \t]*(?:,[^\n]{0,60}?|\r?\n[ \t]*)(?i:[\"']?value[\"']?)"""
+         r"""[ \t]*:[ \t]*[\"']?""" + _STOP + _RANDOM + r"""([^\s"',}\]]{6,})""")
+"""A secret given as a name/value pair: Kubernetes ``env``, ECS, ``aws ssm get-parameter``."""
 _CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"
          r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)" + _STOP + _CODE
          + r"([^\s;'\"]{3,})(?=;)")
@@ -256,12 +264,14 @@ RULES = (
      _assigned(_ENV, 2, spaced=_RANDOM, colon=False)),
     ("password", ("~-pass", "~-pwd", "~-token", "~-secret", "~-key", "~-api", "~-access",
                   "~-client", "~-auth", "~_pass", "~_pwd", "~_token", "~_secret", "~_key",
-                  "~storepass", "~keypass"), _FLAGS),
+                  "~storepass", "~keypass", "~requirepass", "~masterauth"), _FLAGS),
     ("password", ("pass:",), _PASS_ARG),
     ("password", ("mysql", "mariadb", "7z", "sshpass", "mongo", "login", "redis-cli", "ldap",
-                  "zip", "smbclient"), _SHORT_P),
+                  "zip", "smbclient", "sqlcmd"), _SHORT_P),
     ("password", (("curl", ":"), ("http", ":"), ("wget", ":")), _USER_PASS),
     ("npm_token", ("_auth", "_password"), _NPMRC),
+    ("password", ("~identified", "~password '"), _SQL),
+    ("secret", (("~name", "~value"),), _PAIR, _PAIR_NAME),  # a pre-check: the name names a secret
     ("password", ("~wd=", "~ass=", "~wd =", "~ass ="), _CONN),
     ("password", ("~password", "~passphrase", "~passcode", "~pwd", "~pin code", "~api key", "~token",
                   "~secret"), _PROSE),
@@ -290,13 +300,14 @@ _FOLD = {0x130: "i", 0x131: "i", 0x17F: "s"}
 
 def _hit(text, low, triggers):
     """True when any trigger (a tuple trigger: all of its parts) occurs in ``text``.
-    A rule may add a fourth item: a small pattern every match of it contains (``_near``).
 
-    A trigger starting with ``~`` is looked for in ``low()``, the lower-cased text.
+    A trigger (or part) starting with ``~`` is looked for in ``low()``, the lower-cased text
+    (letters ``re`` folds to ASCII folded too). A rule may add a fourth item: a small pattern
+    every match of it contains, searched before the rule is compiled (``_near``).
     """
     for t in triggers:
         if t.__class__ is not str:
-            if all(x in text for x in t):
+            if all(x[1:] in low() if x[0] == "~" else x in text for x in t):
                 return True
         elif t[0] == "~":
             if t[1:] in low():
