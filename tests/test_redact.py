@@ -354,6 +354,7 @@ def test_triggers_see_the_letters_a_case_blind_pattern_matches():
     ("sqlcmd -S db -U sa -P pETUY6kV22of4dT0 -i init.sql", "pETUY6kV22of"),
     ("redis-server --requirepass AGoXgjpHvUY5ku9molU6", "AGoXgjpHvUY5"),
     ("mongo -u admin -p s3cr3tPass1", "s3cr3tPass1"),                          # not only mongosh
+    ("cli --password  s3cr3tPass9 --user x", "s3cr3tPass9"),          # two spaces: a value
 ])
 def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     assert value not in R.redact_text(text)
@@ -377,6 +378,9 @@ def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     "- name: LOG_LEVEL\n  value: debug2x",
     "reset the password 'policy' setting",
     "ALTER USER app PASSWORD NULL;",
+    "      --token string    API token to use",                     # --help of a Go CLI
+    "  -W, --password           force password prompt",             # psql --help
+    "docker buildx build --secret id=npmrc,src=$HOME/.npmrc -t app .",
 ])
 def test_code_and_placeholders_near_secret_words_survive(text):
     assert R.redact_text(text) == text

@@ -176,7 +176,11 @@ _FLAG_NAMES = (r"(?:(?:db|database|registry|http|https|proxy|admin|root|user|bot
                r"(?i:password|passwd|pass|pwd|passphrase|token|secret|api-?key|access-?key"
                r"|secret-?key|client-?secret|auth-?token|access-?token|storepass|keypass"
                r"|requirepass|masterauth)")
-_FLAGS = r"(?<![\w-])--?" + _FLAG_NAMES + r"(?:=|[ \t]+)" + _CLI_VALUE
+# A value, not a help column (``--password           force password prompt``), an argument's
+# type (``--token string``) or a secret's id (``docker build --secret id=npmrc,src=…``).
+_HELP = (r"(?!(?i:string|str|strings|stringarray|int|integer|uint|bool|boolean|"
+         r"float|duration|value|file|path|text|name)(?![^\s\"'`;|&)])|id=|src=|env=)")
+_FLAGS = r"(?<![\w-])--?" + _FLAG_NAMES + r"(?:=|[ \t]{1,2}(?![ \t]))" + _HELP + _CLI_VALUE
 _PASS_ARG = r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:(?!\[REDACTED)([^\s\"'`),;]+)"
 _SHORT_P = (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump|7z|7za)"
             r"\b[^\n;|&]{0,200}?[ \t]-p(?!\[REDACTED)([^\s'\"`-][^\s'\"`]*|'[^'\n]+'|\"[^\"\n]+\")"
