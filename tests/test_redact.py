@@ -355,6 +355,13 @@ def test_triggers_see_the_letters_a_case_blind_pattern_matches():
     ("redis-server --requirepass AGoXgjpHvUY5ku9molU6", "AGoXgjpHvUY5"),
     ("mongo -u admin -p s3cr3tPass1", "s3cr3tPass1"),                          # not only mongosh
     ("cli --password  s3cr3tPass9 --user x", "s3cr3tPass9"),          # two spaces: a value
+    ("Initial Root Token: hvs.Zx7Q9kLmP2vR8tW3nY6bF1cH", "Zx7Q9kLmP2vR"),  # vault server -dev
+    ("client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+     "LS0tLS1CRUdJTi"),                                                     # kubeconfig
+    ('{"auths": {"ghcr.io": {"auth": "ZGVwbG95OmJ2YVFxcnB4Q0NkdUZ4RnYzaWwx"}}}',
+     "ZGVwbG95OmJ2"),                                                       # docker login
+    ("  .dockerconfigjson: eyJhdXRocyI6IHsiZ2hjci5pbyI6IHsidXNlcm5hbWUiOiAiYm90In19fQ==",
+     "eyJhdXRocyI6"),
 ])
 def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     assert value not in R.redact_text(text)
@@ -381,6 +388,9 @@ def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     "      --token string    API token to use",                     # --help of a Go CLI
     "  -W, --password           force password prompt",             # psql --help
     "docker buildx build --secret id=npmrc,src=$HOME/.npmrc -t app .",
+    "tls.key: /etc/ssl/private/server.key",                          # a path, not the key
+    '{"auth": "oauth2"}',
+    "the hvs. prefix marks a service token",
 ])
 def test_code_and_placeholders_near_secret_words_survive(text):
     assert R.redact_text(text) == text

@@ -136,7 +136,7 @@ _PROVIDERS = (
     ("shp", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}"),
     ("sgp_", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40,}"),
     ("sq0", r"sq0(?:atp|csp)-[\w-]{22,}"),
-    ("hvs.", r"hv[sb]\.[\w-]{90,}"), ("hvb.", ""),
+    ("hvs.", r"hv[sbr]\.[\w-]{24,}"), ("hvb.", ""), ("hvr.", ""),
     ("ya29.", r"ya29\.[\w-]{30,}"),
     ("GOCSPX-", r"GOCSPX-[\w-]{24,}"),
     ("dckr_pat_", r"dckr_pat_[\w-]{24,}"),
@@ -203,6 +203,11 @@ _PAIR_NAME = (r"(?i:[\"']?name[\"']?)[ \t]*:[ \t]*[\"']?[\w./-]{0,64}?"
 _PAIR = (_PAIR_NAME + r"""[\"']?[ \t]*(?:,[^\n]{0,60}?|\r?\n[ \t]*)(?i:[\"']?value[\"']?)"""
          r"""[ \t]*:[ \t]*[\"']?""" + _STOP + _RANDOM + r"""([^\s"',}\]]{6,})""")
 """A secret given as a name/value pair: Kubernetes ``env``, ECS, ``aws ssm get-parameter``."""
+_WRAPPED = (r"""(?:\b(?:client-key-data|tls\.key)|\.dockerconfigjson|"auth")["']?[ \t]*:[ \t]*"""
+            r"""["']?(?!/|[A-Za-z0-9+/]*\[REDACTED)(?=[A-Za-z0-9+/]{0,256}?[0-9+/])"""
+            r"""([A-Za-z0-9+/]{16,}={0,2})(?![\w.-])""")
+"""Base64 that wraps a key or ``user:password``: kubeconfig ``client-key-data``, a TLS
+secret's ``tls.key``, ``.dockerconfigjson`` and ``~/.docker/config.json``'s ``"auth"``."""
 _CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"
          r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)" + _STOP + _CODE
          + r"([^\s;'\"]{3,})(?=;)")
@@ -275,6 +280,7 @@ RULES = (
     ("password", (("curl", ":"), ("http", ":"), ("wget", ":")), _USER_PASS),
     ("npm_token", ("_auth", "_password"), _NPMRC),
     ("password", ("~identified", "~password '"), _SQL),
+    ("secret", ("client-key-data", "tls.key", ".dockerconfigjson", '"auth"'), _WRAPPED),
     ("secret", (("~name", "~value"),), _PAIR, _PAIR_NAME),  # a pre-check: the name names a secret
     ("password", ("~wd=", "~ass=", "~wd =", "~ass ="), _CONN),
     ("password", ("~password", "~passphrase", "~passcode", "~pwd", "~pin code", "~api key", "~token",
