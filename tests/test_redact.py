@@ -362,6 +362,11 @@ def test_triggers_see_the_letters_a_case_blind_pattern_matches():
      "ZGVwbG95OmJ2"),                                                       # docker login
     ("  .dockerconfigjson: eyJhdXRocyI6IHsiZ2hjci5pbyI6IHsidXNlcm5hbWUiOiAiYm90In19fQ==",
      "eyJhdXRocyI6"),
+    ("'password' => 'TObDF0tAaoOtYnL0pD5axTx9',", "TObDF0tAaoOt"),             # PHP, Ruby
+    ('apiKey := "OMbwDNPBRifOo1Xo3DQAvWj9"', "OMbwDNPBRifO"),                  # Go
+    ('os.environ["API_TOKEN"] = "aTg7n0QPyKYZLPdYUXPhAsf3"', "aTg7n0QPyKYZ"),
+    ("<password>38AibNyyurlGFb0Ek2</password>", "38AibNyyurlG"),               # Maven
+    ("<ApiKey>zzuVtYkwMJFrCfZ4U2EqkNk4</ApiKey>", "zzuVtYkwMJFr"),
 ])
 def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     assert value not in R.redact_text(text)
@@ -391,6 +396,11 @@ def test_secret_key_names_hide_their_value_in_any_layout(text, value):
     "tls.key: /etc/ssl/private/server.key",                          # a path, not the key
     '{"auth": "oauth2"}',
     "the hvs. prefix marks a service token",
+    "'password' => $request->password,",
+    "'password' => 'required|min:8',",                                # Laravel validation
+    "token := getToken()",
+    "<password>${env.PASS}</password>",
+    'os.environ["API_TOKEN"] = token',
 ])
 def test_code_and_placeholders_near_secret_words_survive(text):
     assert R.redact_text(text) == text

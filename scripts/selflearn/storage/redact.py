@@ -16,7 +16,8 @@ _re = None  # the ``re`` module, imported on first triggered rule
 _CACHE = {}  # rule index -> (compiled pattern, replacement function)
 
 # --- shared pattern fragments (plain strings; nothing is compiled here) -----
-_Q = r"""(?:\\?["'])?"""  # optional closing quote of a key, maybe JSON-escaped (\")
+_Q = r"""(?:\\?["']\]?)?"""  # optional closing quote of a key, maybe JSON-escaped (\"), or of
+# a subscript (``os.environ["API_TOKEN"] = …``)
 _STOP = (r"""(?!\[REDACTED|[<$%{(*\[\s,;)\]}]|(?i:true|false|null|none|nil|undefined"""
          r"""|required|optional|str|string|int|bool|bytes|any|password|passwd"""
          r"""|passphrase|secret|token|xxx+|arn|https?)\b)""")
@@ -51,7 +52,9 @@ def _assigned(label, n, check="", spaced=_IDENT, colon=True, prose=False, bare=F
     pass ``spaced``; ``is`` needs a random-looking value (``password is required``).
     """
     alts = ["=" + _value(n, check),
-            r"(?:[ \t]+=[ \t]*|=[ \t]+)(?:" + _quoted(n, spaced + check) + ")"]
+            r"(?:[ \t]+=[ \t]*|=[ \t]+)(?:" + _quoted(n, spaced + check) + ")",
+            # PHP and Ruby ``'password' => '…'``, Go ``apiKey := "…"``: quoted values only
+            r"[ \t]*(?:=>|:=)[ \t]*(?:" + _quoted(n, spaced + check) + ")"]
     if bare:  # INI files: ``password = s3cr%t`` unquoted, yet random-looking
         alts.append(r"[ \t]+=[ \t]*" + _STOP + _CODE + _RANDOM
                     + r"""([^\s"'`\\,;&)}\[\]]{%d,})(?=[ \t]*(?:$|[\r\n#]))""" % n)
@@ -208,6 +211,9 @@ _WRAPPED = (r"""(?:\b(?:client-key-data|tls\.key)|\.dockerconfigjson|"auth")["']
             r"""([A-Za-z0-9+/]{16,}={0,2})(?![\w.-])""")
 """Base64 that wraps a key or ``user:password``: kubeconfig ``client-key-data``, a TLS
 secret's ``tls.key``, ``.dockerconfigjson`` and ``~/.docker/config.json``'s ``"auth"``."""
+_XML = (r"<((?i:[\w.-]{0,40}?(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|"
+        r"private[_-]?key)))>[ \t]*" + _STOP + r"([^<\s]{4,})[ \t]*</\1>")
+"""An XML element holding a secret: Maven ``settings.xml``, Spring and Hibernate configs."""
 _CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"
          r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)" + _STOP + _CODE
          + r"([^\s;'\"]{3,})(?=;)")
@@ -280,6 +286,7 @@ RULES = (
     ("password", (("curl", ":"), ("http", ":"), ("wget", ":")), _USER_PASS),
     ("npm_token", ("_auth", "_password"), _NPMRC),
     ("password", ("~identified", "~password '"), _SQL),
+    ("password", ("~password>", "~passwd>", "~secret>", "~token>", "~key>"), _XML),
     ("secret", ("client-key-data", "tls.key", ".dockerconfigjson", '"auth"'), _WRAPPED),
     ("secret", (("~name", "~value"),), _PAIR, _PAIR_NAME),  # a pre-check: the name names a secret
     ("password", ("~wd=", "~ass=", "~wd =", "~ass ="), _CONN),
