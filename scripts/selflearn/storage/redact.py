@@ -13,7 +13,7 @@ after a handful of ``in`` scans.
 """
 
 _re = None  # the ``re`` module, imported on first triggered rule
-_CACHE = {}  # rule index -> (compiled pattern, replacement function)
+_CACHE = {}  # rule index -> (compiled pattern, replacement function); -1 - index -> pre-check
 
 # --- shared pattern fragments (plain strings; nothing is compiled here) -----
 _Q = r"""(?:\\?["']\]?)?"""  # optional closing quote of a key, maybe JSON-escaped (\"), or of
