@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from selflearn.storage import model, paths
 from selflearn.storage.memory import Memory, Stores
-from selflearn.surfacing import advice, index, review, storeindex
+from selflearn.surfacing import advice, index, reach, review, storeindex
 
 NOW = "2026-03-01T12:00:00Z"
 WORDS = ("pytest", "cache", "docker", "npm", "SessionStart", "read-only", "checkout", "flaky",
@@ -381,15 +381,21 @@ EVIDENCE = st.fixed_dictionaries({
 @given(cards=st.lists(LESSON, min_size=6, max_size=16), signals=st.lists(EVIDENCE, max_size=20),
        query=QUERIES, look=st.sampled_from([1, 2, 4, 100]),
        budget=st.sampled_from([60, 150, 260, 600, 2000]), split=st.integers(0, 16),
-       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(12)]), max_size=3))
+       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(12)]), max_size=3),
+       bits=st.sampled_from([0, 3, 186]), refresh=st.sampled_from([0, 256]))
 def test_advice_from_the_index_walk_equals_the_full_sort(cards, signals, query, look, budget,
-                                                         split, exclude, tmp_path_factory,
-                                                         monkeypatch):
+                                                         split, exclude, bits, refresh,
+                                                         tmp_path_factory, monkeypatch):
     """Stores where most lessons clear the floors: ties (same stamps), escalated, excluded,
     held-back (the safety screen) and stale items, a look-down that stops the walk early, and
-    budgets that leave room only for a short lower-ranked item."""
+    budgets that leave room only for a short lower-ranked item. Query terms are read from
+    bits, FTS5 or both (``bits``), the title scores bounds lean on kept fresh or not."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(advice, "LOOK_DOWN", look)
+    monkeypatch.setattr(reach, "MIN_DF", 1)
+    monkeypatch.setattr(reach, "SHARE", 1)
+    monkeypatch.setattr(reach, "BITS", bits)
+    monkeypatch.setattr(reach, "REFRESH", refresh)
     store_dir = str(tmp_path_factory.mktemp("store"))
     files = {"cards": cards, "signals": signals}
     for part in (slice(0, split), slice(split, None)):

@@ -18,7 +18,7 @@ from typing import Dict, Iterable, List, Optional
 
 from ..storage import config, fastjson, model
 from ..learning import corrections, lifecycle
-from . import search, topk
+from . import reach, search, topk
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
 from ..storage import redact, verdicts
@@ -202,6 +202,15 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
     terms = list(dict.fromkeys(search.tokenize(query))) if query else []
     if query and not terms:
         return topk.Replay(())
+    slack = topk.slack_for(ix.scalar("SELECT coalesce(max(n), 0) FROM maxima "
+                                     "WHERE name = 'violated'"))
+    pool = _Pool(ix) if terms else None
+    rank_of = _indexed_rank(ix, terms, now, pool)
+
+    def ceiling(key: float) -> float:
+        return topk.bound(key, now, slack)
+    if terms and ix.fts:
+        return topk.Replay(_reached(ix, terms, pool, rank_of, ceiling))
     if terms:
         rows = ix.naming(_COLUMNS + ", d.tdoc", "FROM cards c JOIN carddoc d ON d.rid = c.rid "
                          "LEFT JOIN evidence e ON e.id = c.id", "c.rankkey IS NOT NULL", (),
@@ -211,17 +220,32 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
         rows = ix.each(f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
                        "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' "
                        "ORDER BY c.rankkey DESC")
-    slack = topk.slack_for(ix.scalar("SELECT coalesce(max(n), 0) FROM maxima "
-                                     "WHERE name = 'violated'"))
-    rank_of = _indexed_rank(ix, terms, now)
-    return topk.Replay(topk.walk(rows, lambda row: row[7], rank_of,
-                                 lambda key: topk.bound(key, now, slack)))
+    return topk.Replay(topk.walk(rows, lambda row: row[7], rank_of, ceiling))
 
 
-def _indexed_rank(ix, terms: List[str], now: float):
+def _reached(ix, terms: List[str], pool: "_Pool", rank_of, ceiling) -> Iterable[Ranked]:
+    """The cards of a query best first, with FTS5: rows come from the rank key's index with
+    an upper bound of their relevance (``reach``), those below the floors never leave SQLite,
+    and a card's document is read only once its bound could beat the next item."""
+    bits = dict(ix.rows("SELECT term, bit FROM vocab"))
+    version = ix.scalar("SELECT coalesce(max(n), 0) FROM maxima WHERE name = 'pool'")
+    join, bound, params = reach.sql(terms, bits, pool.n, pool.avg, version, pool.weight)
+    rows = ix.each(f"SELECT c.rid, c.rankkey, {bound} AS reach FROM cards c {join} "
+                   f"WHERE c.rankkey IS NOT NULL AND "
+                   f"{reach.floor_test('reach', QUERY_FLOOR, CANDIDATE_FLOOR)} "
+                   "ORDER BY c.rankkey DESC", params)
+    whole = (f"SELECT {_COLUMNS}, d.tdoc, d.doc FROM cards c JOIN carddoc d ON d.rid = c.rid "
+             "LEFT JOIN evidence e ON e.id = c.id WHERE c.rid = ?")
+    return topk.walk_reached(
+        rows, lambda row: row[1],
+        lambda row: reach.ceiling(row[2]) * ceiling(row[1]) + topk.PRIORITY_SLACK + 1e-9,
+        lambda row: rank_of(ix.rows(whole, (row[0],))[0]), ceiling)
+
+
+def _indexed_rank(ix, terms: List[str], now: float, pool: Optional["_Pool"]):
     """A function from an index row to ``(priority, id, Ranked)``, or None below the floors."""
     from . import storeindex
-    relevance_of = _indexed_relevance(ix, terms) if terms else None
+    relevance_of = pool.relevance(terms) if terms else None
     keys = storeindex.keys_of(terms)
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
 
@@ -248,33 +272,39 @@ def _indexed_rank(ix, terms: List[str], now: float):
     return rank_of
 
 
-def _indexed_relevance(ix, terms: List[str]):
-    """``relevance`` of one pool card from its index columns (length, title terms, each query
-    term's frequency), with the pool's document frequencies kept in the index."""
-    n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
-    avg = (total / n) or 1.0 if n else 1.0
-    idf: Dict[str, float] = {}
+class _Pool:
+    """Advice's pool as the index keeps it: its size, average document length and each term's
+    idf (read once per term), for ``relevance`` of a card from its index columns."""
 
-    def weight(term: str) -> float:
-        if term not in idf:
-            d = ix.rows("SELECT n FROM pooldf WHERE pool = 'advice' AND term = ?", (term,))
-            d = d[0][0] if d else 0
-            idf[term] = math.log(1 + (n - d + 0.5) / (d + 0.5))
-        return idf[term]
+    def __init__(self, ix):
+        self.ix = ix
+        self.n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
+        self.avg = reach.average(self.n, total)
+        self.idf: Dict[str, float] = {}
 
-    k1, b, lift = search.K1, search.B, search.K1 + 1
+    def weight(self, term: str) -> float:
+        if term not in self.idf:
+            d = self.ix.rows("SELECT n FROM pooldf WHERE pool = 'advice' AND term = ?", (term,))
+            self.idf[term] = reach.idf(self.n, d[0][0] if d else 0)
+        return self.idf[term]
 
-    def relevance_of(length: float, tdoc: str, freqs) -> float:
-        # ``relevance``'s sums, term for term in the same order (sum() rounds as it does there)
-        norm = k1 * (1 - b + b * length / avg)
-        ref = sum([(idf[w] if w in idf else weight(w)) * f * lift / (f + norm)
-                   for w, f in fastjson.loads(tdoc)])
-        if ref <= 0:
-            return 0.0
-        said = sum([(idf[t] if t in idf else weight(t)) * f * lift / (f + norm)
-                    for t, f in zip(terms, freqs) if f is not None])
-        return round(min(1.0, said / ref), 4)
-    return relevance_of
+    def relevance(self, terms: List[str]):
+        """``relevance`` of one pool card from its length, title terms and each query term's
+        frequency: ``relevance``'s sums, term for term in the same order (sum() rounds as it
+        does there)."""
+        k1, b, lift, avg, idf, weight = search.K1, search.B, search.K1 + 1, self.avg, \
+            self.idf, self.weight
+
+        def relevance_of(length: float, tdoc: str, freqs) -> float:
+            norm = k1 * (1 - b + b * length / avg)
+            ref = sum([(idf[w] if w in idf else weight(w)) * f * lift / (f + norm)
+                       for w, f in fastjson.loads(tdoc)])
+            if ref <= 0:
+                return 0.0
+            said = sum([(idf[t] if t in idf else weight(t)) * f * lift / (f + norm)
+                        for t, f in zip(terms, freqs) if f is not None])
+            return round(min(1.0, said / ref), 4)
+        return relevance_of
 
 
 # --- just-in-time stale check ----------------------------------------------------------------

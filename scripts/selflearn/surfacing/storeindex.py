@@ -20,9 +20,9 @@ from ..learning import lifecycle
 from ..storage import content, fastjson, model, paths, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.record import dedup_key
-from . import apart, score, search, topk
+from . import apart, reach, score, search, topk
 
-SCHEMA = 7   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 8   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 FTS = True               # use FTS5 where the build has it (tests turn it off to cover the scan)
@@ -47,7 +47,9 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
-                   least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER, rankkey REAL);
+                   least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER, rankkey REAL,
+                   mask0 INTEGER, mask1 INTEGER, mask2 INTEGER, fmax REAL, ref REAL,
+                   refg REAL, refr REAL, refver INTEGER, refavg REAL);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -60,7 +62,9 @@ CREATE INDEX cards_pool ON cards(pool, doclen);
 CREATE INDEX cards_status ON cards(status, ready, doclen);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
 CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
-CREATE INDEX cards_rankkey ON cards(rankkey) WHERE rankkey IS NOT NULL;
+CREATE INDEX cards_reach ON cards(rankkey, raw_status, mask0, mask1, mask2, fmax, doclen, ref,
+                                 refg, refr, refver, refavg) WHERE rankkey IS NOT NULL;
+CREATE TABLE vocab(term TEXT PRIMARY KEY, bit INTEGER) WITHOUT ROWID;
 CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
 CREATE INDEX cards_listed ON cards(listed, doclen);
 CREATE INDEX cards_sdigest ON cards(sdigest);
@@ -88,7 +92,7 @@ _TERMS = ("CREATE VIRTUAL TABLE IF NOT EXISTS cardterms USING fts5(terms, conten
 _INDEXES = [(statement.split()[2], statement.strip()) for statement in _TABLES.split(";")
             if statement.strip().startswith("CREATE INDEX")]  # (name, statement)
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
-         "stamps", "recent", "surfaced", "pooldf", "maxima")
+         "stamps", "recent", "surfaced", "pooldf", "maxima", "vocab")
 # ``verdicts`` (the safety screen's, by content digest) outlives a rebuild: it depends on a
 # card's content and the screen's rules alone, and judging everything again is slow.
 _KEPT = ("verdicts",)
@@ -709,6 +713,7 @@ class _Apply:
         self.rebuilding = False
         self.left_pool: list = []  # (terms, in advice's pool, listed) as they were before
         self.score_views: Dict[str, tuple] = {}  # card id -> what its score is computed from
+        self.scored: List[int] = []  # rows of advice's pool derived in this run (``_refs``)
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
@@ -980,6 +985,9 @@ class _Apply:
             for name, member in (("advice", pool), ("list", listed)):
                 if member:
                     df[name].subtract(iter(terms))
+        moves = sum(1 for _, pool, _ in self.left_pool if pool)
+        bits = self._bits()
+        choose = self.rebuilding and self.ix.fts and not bits
         ids = list(self.changed)
         if self.rebuilding:  # every card: in row order, so each table is written front to back
             ids = [cid for cid, in self.db.execute("SELECT id FROM cards ORDER BY rid")]
@@ -989,7 +997,7 @@ class _Apply:
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT c.id, c.rid, w.data FROM cards c JOIN cardwide w ON "
                                    f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
-            narrow, wide, texts, names = [], [], [], None
+            narrow, wide, texts, docs, names = [], [], [], [], None
             for cid, row, data in rows:
                 columns = self._card_columns(fastjson.loads(data), counts.get(cid, {}))
                 view = columns.pop("_view")
@@ -998,13 +1006,24 @@ class _Apply:
                 columns["rankkey"] = _rank_key(columns, evidence.get(cid))
                 doc, tdoc, terms = columns.pop("doc"), columns.pop("tdoc"), columns.pop("_doc")
                 names = names or list(columns)
-                narrow.append((*columns.values(), row))
+                narrow.append([*columns.values(), row])
                 wide.append((row, doc, tdoc))
                 texts.append((row, " ".join(terms)))
+                docs.append(terms)
                 for name, member in (("advice", columns["pool"]), ("list", columns["listed"])):
                     if member:
                         df[name].update(iter(terms))
+                if columns["pool"]:
+                    moves += 1
+                    self.scored.append(row)
             if names:
+                if choose:  # a rebuild names the common terms from its first cards
+                    bits.update(self._choose(docs, [r[names.index("pool")] for r in narrow]))
+                    choose = False
+                flags = reach.flags_of(bits)
+                at = names.index(reach.MASKS[0])
+                for values, terms in zip(narrow, docs):
+                    values[at:at + len(reach.MASKS)] = reach.masks_of(terms, flags)
                 self._terms(chunk, texts)
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
@@ -1016,6 +1035,98 @@ class _Apply:
                             "DO UPDATE SET n = n + excluded.n",
                             [(pool, t, n) for pool in df for t, n in df[pool].items() if n])
         self.dirty_cards.difference_update(ids)
+        if moves:
+            self._count("pool", moves)
+        if self.ix.fts:
+            self._more_bits(bits)
+            self._refs(moves)
+
+    # --- what bounds a card's relevance (``reach``) -----------------------------------------------
+
+    def _maximum(self, name: str) -> int:
+        row = self.db.execute("SELECT n FROM maxima WHERE name = ?", (name,)).fetchone()
+        return row[0] if row else 0
+
+    def _count(self, name: str, n: int, add: bool = True) -> None:
+        self.db.execute("INSERT INTO maxima VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET n = "
+                        + ("n + excluded.n" if add else "excluded.n"), (name, n))
+
+    def _bits(self) -> Dict[str, int]:
+        return dict(self.db.execute("SELECT term, bit FROM vocab"))
+
+    def _choose(self, docs: List[List[str]], pool: List[int]) -> Dict[str, int]:
+        """The terms most of a rebuild's first cards hold (``reach.earns_bit`` among them)."""
+        held = Counter()
+        for terms, member in zip(docs, pool):
+            if member:
+                held.update(iter(terms))  # a document: count its terms once
+        n = sum(pool)
+        chosen = sorted((t for t, c in held.items() if reach.earns_bit(c, n)),
+                        key=lambda t: (-held[t], t))[:reach.BITS]
+        bits = {t: i for i, t in enumerate(chosen)}
+        self.db.executemany("INSERT INTO vocab VALUES (?, ?)", bits.items())
+        return bits
+
+    def _more_bits(self, bits: Dict[str, int]) -> None:
+        """Give free bits to terms that became common (``reach.NEW_BITS`` at a time), setting
+        them in the masks of the cards FTS5 finds holding them."""
+        free = reach.BITS - len(bits)
+        if free <= 0:
+            return
+        n = self.db.execute("SELECT count(*) FROM cards WHERE pool = 1").fetchone()[0]
+        least = max(reach.MIN_DF, n / reach.SHARE)
+        for term, _ in self.db.execute(
+                "SELECT term, n FROM pooldf WHERE pool = 'advice' AND n >= ? AND term NOT IN "
+                "(SELECT term FROM vocab) ORDER BY n DESC, term LIMIT ?",
+                (least, min(free, reach.NEW_BITS))).fetchall():
+            bit = len(bits)
+            bits[term] = bit
+            self.db.execute("INSERT INTO vocab VALUES (?, ?)", (term, bit))
+            column, value = reach.setting(bit)
+            self.db.execute(f"UPDATE cards SET {column} = {column} | ? WHERE rid IN (SELECT rowid "
+                            "FROM cardterms WHERE cardterms MATCH ?)", (value, f'"{term}"'))
+
+    def _refs(self, moves: int) -> None:
+        """The title scores (``reach.title_reach``) of the pool's cards derived in this run, and
+        of ``reach.REFRESH`` more in row order from where the last catch-up stopped, so that no
+        card's bound drifts far from its score; a rebuild scores every card of the pool."""
+        if self.rebuilding:
+            parts = [("c.pool = 1", [])]
+        elif moves:
+            cursor = self._maximum("refcursor")
+            more = [r for r, in self.db.execute(
+                "SELECT rid FROM cards WHERE pool = 1 AND rid > ? ORDER BY rid LIMIT ?",
+                (cursor, reach.REFRESH))]
+            if len(more) < reach.REFRESH:  # round again from the start
+                more += [r for r, in self.db.execute(
+                    "SELECT rid FROM cards WHERE pool = 1 AND rid <= ? ORDER BY rid LIMIT ?",
+                    (cursor, reach.REFRESH - len(more)))]
+            self._count("refcursor", more[-1] if more else 0, add=False)
+            parts = [(f"c.pool = 1 AND c.rid IN ({','.join('?' * len(chunk))})", chunk)
+                     for chunk in _chunks(sorted(set(self.scored).union(more)))]
+        else:
+            return
+        version = self._maximum("pool")
+        n, total = self.db.execute("SELECT count(*), total(doclen) FROM cards WHERE pool = 1"
+                                   ).fetchone()
+        avg = reach.average(n, total)
+        known: Dict[str, int] = {}
+
+        def df_of(term: str) -> int:
+            if term not in known:
+                row = self.db.execute("SELECT n FROM pooldf WHERE pool = 'advice' AND term = ?",
+                                      (term,)).fetchone()
+                known[term] = row[0] if row else 0
+            return known[term]
+        for where, params in parts:
+            self.db.executemany("UPDATE cards SET ref=?, refg=?, refr=?, refver=?, refavg=? "
+                                "WHERE rid=?", [
+                                    (*reach.title_reach(length, fastjson.loads(tdoc), n, avg,
+                                                        df_of), version, avg, rid)
+                                    for rid, length, tdoc in self.db.execute(
+                                        "SELECT c.rid, c.doclen, d.tdoc FROM cards c JOIN "
+                                        f"carddoc d ON d.rid = c.rid WHERE {where}", params
+                                    ).fetchall()])
 
     def _terms(self, ids: List[str], texts: List[Tuple[int, str]]) -> None:
         """Keep ``cardterms`` (when there is one) in step with new documents: a contentless
@@ -1046,7 +1157,8 @@ class _Apply:
                 "first": str(card.get("_first_ts") or card.get("ts") or ""),
                 "last_seen": str(card.get("last_seen") or ""),
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
-                "least": item_floor(card),
+                "least": item_floor(card), **dict.fromkeys(reach.MASKS, 0),
+                "fmax": max(doc.values(), default=0.0),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card)),
                 # what score and backport_ready read of the view (``_scored``)
                 "_view": (view["status"], view["scope"], view.get("shareable", True))}

@@ -1,0 +1,117 @@
+"""How relevant a card can at most be to a query, from a few numbers the index keeps per card.
+
+advice's relevance is BM25 of the query against a card divided by the card's BM25 for its own
+title (``advice.relevance``). A prompt of common words names most cards, and reading every
+such card's document to score it made the prompt hook slow. So the index keeps, per card:
+
+- ``mask0``...: which of the pool's common terms its document holds, a bit per term (``vocab``:
+  at most ``BITS`` terms, each in at least a ``SHARE``-th of advice's pool when given its bit);
+- ``fmax``: its highest term frequency, which no query term can exceed;
+- ``ref``: its title score, and beside it what bounds that score's drift (``refg``, the sum of
+  the title terms' saturations; ``refr``, each of them over the term's document frequency plus
+  0.5) as of pool version ``refver``, when the pool's average length was ``refavg``.
+
+From these ``sql`` bounds a card's relevance (``REACH``) without its document: the query terms
+it holds (bits, and an FTS5 sum for terms without one) at the saturation of ``fmax``, over the
+least its title score can be now. Pool changes since ``refver`` (each moves the pool's size and
+any document frequency by at most one) can only lower an idf by ``1/(N-2d+1) + 1/(df+0.5)`` per
+change; a smaller average length lowers every saturation by at most their ratio. Rounding and
+floating point are covered by ``MARGIN``. Must not import advice, storeindex or cli.
+"""
+
+import math
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from . import search
+
+MASKS = ("mask0", "mask1", "mask2")  # columns of bits, 62 a column (SQLite integers, kept
+PER_MASK = 62                         # positive)
+BITS = PER_MASK * len(MASKS)  # terms with a bit
+_FULL = (1 << PER_MASK) - 1
+SHARE = 64         # a term earns a bit once at least 1/SHARE of advice's pool holds it...
+MIN_DF = 16        # ...and at least this many cards: a bit then spares reading many documents
+NEW_BITS = 8       # bits given per catch-up (each is filled in through FTS5: cost ~ its cards)
+REFRESH = 256      # cards whose title score is computed again per catch-up that changed the pool
+MARGIN = 1e-4      # relevance is rounded to 4 places; bounds keep this much room
+
+
+def average(n: int, total: float) -> float:
+    """The pool's average document length, as advice's relevance reads it."""
+    return (total / n) or 1.0 if n else 1.0
+
+
+def idf(n: int, df: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def earns_bit(df: int, n: int) -> bool:
+    return df >= max(MIN_DF, n / SHARE)
+
+
+def masks_of(terms, flags: Dict[str, int]) -> List[int]:
+    """The ``MASKS`` values of a document holding ``terms`` (a set or dict), where ``flags``
+    (``flags_of``) gives each term with a bit that bit's value in one wide integer."""
+    wide = sum(map(flags.__getitem__, flags.keys() & terms))  # in C, over the smaller one
+    return [(wide >> (PER_MASK * i)) & _FULL for i in range(len(MASKS))]
+
+
+def flags_of(bits: Dict[str, int]) -> Dict[str, int]:
+    return {term: 1 << bit for term, bit in bits.items()}
+
+
+def setting(bit: int) -> Tuple[str, int]:
+    """The mask column holding ``bit``, and the value of that bit in it."""
+    return MASKS[bit // PER_MASK], 1 << (bit % PER_MASK)
+
+
+def _held(term: str, bit: int, weight) -> str:
+    return f"((c.{MASKS[bit // PER_MASK]} >> {bit % PER_MASK}) & 1) * {weight(term)!r}"
+
+
+def title_reach(length: float, tdoc: Sequence[Tuple[str, float]], n: int, avg: float,
+                df_of) -> Tuple[float, float, float]:
+    """``(ref, refg, refr)`` of a card of document length ``length`` whose title terms and their
+    frequencies are ``tdoc``; ``ref`` is summed as advice sums it."""
+    k1, b, lift = search.K1, search.B, search.K1 + 1
+    norm = k1 * (1 - b + b * length / avg)
+    sat = [f * lift / (f + norm) for _, f in tdoc]
+    dfs = [df_of(w) for w, _ in tdoc]
+    ref = sum([idf(n, d) * f * lift / (f + norm) for (_, f), d in zip(tdoc, dfs)])
+    return ref, sum(sat), sum(s / (d + 0.5) for s, d in zip(sat, dfs))
+
+
+def sql(terms: List[str], bits: Dict[str, int], n: int, avg: float, version: int,
+        weight) -> Tuple[str, str, list]:
+    """``(join, reach, params)``: a ``LEFT JOIN`` (or "") giving ``x.s``, the idf sum of the
+    query terms without a bit each card holds, and the expression of an upper bound of the
+    card ``c``'s relevance (above 1 means no bound), with their parameters in order."""
+    k1, b, lift = search.K1, search.B, search.K1 + 1
+    held = " + ".join(_held(t, bits[t], weight) for t in terms if t in bits)
+    rare = [t for t in terms if t not in bits]
+    join, params = "", []
+    if rare:
+        join = ("LEFT JOIN (SELECT rid, sum(w) AS s FROM (" + " UNION ALL ".join(
+            ["SELECT rowid AS rid, ? AS w FROM cardterms WHERE cardterms MATCH ?"] * len(rare))
+            + ") GROUP BY rid) x ON x.rid = c.rid")
+        for t in rare:
+            params += [weight(t), f'"{t}"']  # terms are [a-z0-9]+
+    said = f"(({held or '0'}) + {'coalesce(x.s, 0)' if rare else '0'}) * c.fmax * {lift!r} / " \
+           f"(c.fmax + {k1!r} * (1 - {b!r} + {b!r} * c.doclen / {avg!r}))"
+    drift = f"({version} - c.refver)"
+    least = (f"min(1.0, {avg!r} / c.refavg) * (c.ref - {drift} * (c.refg / "
+             f"({n} - 2 * {drift} + 1) + c.refr))")
+    reach = (f"CASE WHEN c.fmax IS NULL OR c.ref IS NULL OR c.refavg <= 0 "
+             f"OR {n} - 2 * {drift} + 1 <= 0 THEN 2.0 ELSE "
+             f"coalesce({said} / nullif(max(0.0, {least}), 0.0), 2.0) END")
+    return join, reach, params
+
+
+def floor_test(reach: str, query_floor: float, candidate_floor: float) -> str:
+    """SQL keeping the rows whose reach clears advice's relevance floor for their status."""
+    return (f"{reach} >= CASE c.raw_status WHEN 'candidate' THEN {candidate_floor - MARGIN!r} "
+            f"ELSE {query_floor - MARGIN!r} END")
+
+
+def ceiling(reach: Optional[float]) -> float:
+    """The most relevance a card of this reach can have (relevance is at most 1)."""
+    return 1.0 if reach is None else min(1.0, reach + MARGIN)
