@@ -68,16 +68,20 @@ def _held(term: str, bit: int, weight) -> str:
     return f"((c.{MASKS[bit // PER_MASK]} >> {bit % PER_MASK}) & 1) * {weight(term)!r}"
 
 
-def title_reach(length: float, tdoc: Sequence[Tuple[str, float]], n: int, avg: float,
-                df_of) -> Tuple[float, float, float]:
+def title_reach(length: float, tdoc: Sequence[Tuple[str, float]], avg: float,
+                weight) -> Tuple[float, float, float]:
     """``(ref, refg, refr)`` of a card of document length ``length`` whose title terms and their
-    frequencies are ``tdoc``; ``ref`` is summed as advice sums it."""
-    k1, b, lift = search.K1, search.B, search.K1 + 1
-    norm = k1 * (1 - b + b * length / avg)
-    sat = [f * lift / (f + norm) for _, f in tdoc]
-    dfs = [df_of(w) for w, _ in tdoc]
-    ref = sum([idf(n, d) * f * lift / (f + norm) for (_, f), d in zip(tdoc, dfs)])
-    return ref, sum(sat), sum(s / (d + 0.5) for s, d in zip(sat, dfs))
+    frequencies are ``tdoc``; ``weight(term)`` is ``(idf, 1 / (df + 0.5))`` in the pool now."""
+    lift = search.K1 + 1
+    norm = search.K1 * (1 - search.B + search.B * length / avg)
+    ref = refg = refr = 0.0
+    for term, f in tdoc:
+        sat = f * lift / (f + norm)
+        w, r = weight(term)
+        ref += w * sat
+        refg += sat
+        refr += sat * r
+    return ref, refg, refr
 
 
 def sql(terms: List[str], bits: Dict[str, int], n: int, avg: float, version: int,

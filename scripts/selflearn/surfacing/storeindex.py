@@ -1038,7 +1038,7 @@ class _Apply:
         if moves:
             self._count("pool", moves)
         if self.ix.fts:
-            self._more_bits(bits)
+            self._more_bits(bits, [t for t, n in df["advice"].items() if n > 0])
             self._refs(moves)
 
     # --- what bounds a card's relevance (``reach``) -----------------------------------------------
@@ -1067,18 +1067,23 @@ class _Apply:
         self.db.executemany("INSERT INTO vocab VALUES (?, ?)", bits.items())
         return bits
 
-    def _more_bits(self, bits: Dict[str, int]) -> None:
-        """Give free bits to terms that became common (``reach.NEW_BITS`` at a time), setting
-        them in the masks of the cards FTS5 finds holding them."""
+    def _more_bits(self, bits: Dict[str, int], grown: List[str]) -> None:
+        """Give free bits to terms that became common (``reach.NEW_BITS`` at a time; only
+        ``grown`` terms can have), setting them in the masks of the cards FTS5 finds holding
+        them."""
         free = reach.BITS - len(bits)
-        if free <= 0:
+        grown = [t for t in grown if t not in bits]
+        if free <= 0 or not grown:
             return
         n = self.db.execute("SELECT count(*) FROM cards WHERE pool = 1").fetchone()[0]
         least = max(reach.MIN_DF, n / reach.SHARE)
-        for term, _ in self.db.execute(
-                "SELECT term, n FROM pooldf WHERE pool = 'advice' AND n >= ? AND term NOT IN "
-                "(SELECT term FROM vocab) ORDER BY n DESC, term LIMIT ?",
-                (least, min(free, reach.NEW_BITS))).fetchall():
+        found = []
+        for chunk in _chunks(grown):
+            found += self.db.execute(
+                f"SELECT term, n FROM pooldf WHERE pool = 'advice' AND n >= ? AND term IN "
+                f"({','.join('?' * len(chunk))})", [least, *chunk]).fetchall()
+        for term, _ in sorted(found, key=lambda row: (-row[1], row[0]))[:min(free,
+                                                                            reach.NEW_BITS)]:
             bit = len(bits)
             bits[term] = bit
             self.db.execute("INSERT INTO vocab VALUES (?, ?)", (term, bit))
@@ -1091,7 +1096,7 @@ class _Apply:
         of ``reach.REFRESH`` more in row order from where the last catch-up stopped, so that no
         card's bound drifts far from its score; a rebuild scores every card of the pool."""
         if self.rebuilding:
-            parts = [("c.pool = 1", [])]
+            rids = self.scored
         elif moves:
             cursor = self._maximum("refcursor")
             more = [r for r, in self.db.execute(
@@ -1102,31 +1107,30 @@ class _Apply:
                     "SELECT rid FROM cards WHERE pool = 1 AND rid <= ? ORDER BY rid LIMIT ?",
                     (cursor, reach.REFRESH - len(more)))]
             self._count("refcursor", more[-1] if more else 0, add=False)
-            parts = [(f"c.pool = 1 AND c.rid IN ({','.join('?' * len(chunk))})", chunk)
-                     for chunk in _chunks(sorted(set(self.scored).union(more)))]
+            rids = sorted(set(self.scored).union(more))
         else:
             return
         version = self._maximum("pool")
         n, total = self.db.execute("SELECT count(*), total(doclen) FROM cards WHERE pool = 1"
                                    ).fetchone()
         avg = reach.average(n, total)
-        known: Dict[str, int] = {}
+        known: Dict[str, Tuple[float, float]] = {}
 
-        def df_of(term: str) -> int:
+        def weight(term: str) -> Tuple[float, float]:
             if term not in known:
                 row = self.db.execute("SELECT n FROM pooldf WHERE pool = 'advice' AND term = ?",
                                       (term,)).fetchone()
-                known[term] = row[0] if row else 0
+                df = row[0] if row else 0
+                known[term] = (reach.idf(n, df), 1 / (df + 0.5))
             return known[term]
-        for where, params in parts:
-            self.db.executemany("UPDATE cards SET ref=?, refg=?, refr=?, refver=?, refavg=? "
-                                "WHERE rid=?", [
-                                    (*reach.title_reach(length, fastjson.loads(tdoc), n, avg,
-                                                        df_of), version, avg, rid)
-                                    for rid, length, tdoc in self.db.execute(
-                                        "SELECT c.rid, c.doclen, d.tdoc FROM cards c JOIN "
-                                        f"carddoc d ON d.rid = c.rid WHERE {where}", params
-                                    ).fetchall()])
+        for chunk in _chunks(rids):
+            marks = ",".join("?" * len(chunk))
+            self.db.executemany(
+                "UPDATE cards SET ref=?, refg=?, refr=?, refver=?, refavg=? WHERE rid=?",
+                [(*reach.title_reach(length, fastjson.loads(tdoc), avg, weight), version, avg,
+                  rid) for rid, length, tdoc in self.db.execute(
+                    f"SELECT c.rid, c.doclen, d.tdoc FROM cards c JOIN carddoc d ON "
+                    f"d.rid = c.rid WHERE c.rid IN ({marks}) AND c.pool = 1", chunk).fetchall()])
 
     def _terms(self, ids: List[str], texts: List[Tuple[int, str]]) -> None:
         """Keep ``cardterms`` (when there is one) in step with new documents: a contentless
