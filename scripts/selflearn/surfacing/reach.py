@@ -11,12 +11,13 @@ such card's document to score it made the prompt hook slow. So the index keeps, 
   the title terms' saturations; ``refr``, each of them over the term's document frequency plus
   0.5) as of pool version ``refver``, when the pool's average length was ``refavg``.
 
-From these ``sql`` bounds a card's relevance (``REACH``) without its document: the query terms
-it holds (bits, and an FTS5 sum for terms without one) at the saturation of ``fmax``, over the
-least its title score can be now. Pool changes since ``refver`` (each moves the pool's size and
-any document frequency by at most one) can only lower an idf by ``1/(N-2d+1) + 1/(df+0.5)`` per
-change; a smaller average length lowers every saturation by at most their ratio. Rounding and
-floating point are covered by ``MARGIN``. Must not import advice, storeindex or cli.
+From these, ``sql`` bounds a card's relevance without its document: the query terms it holds
+(bits, and an FTS5 sum for terms without one), each at the saturation of ``fmax``, over the
+least its title score can be now. Each pool change moves the pool's size and any document
+frequency by at most one, so ``d`` changes since ``refver`` lower a title term's idf by at most
+``d * (1/(N-2d+1) + 1/(df+0.5))``; a smaller average length lowers each saturation at most in
+proportion. Rounding and floating point are covered by ``MARGIN``.
+Must not import advice, storeindex or cli.
 """
 
 import math
@@ -31,7 +32,7 @@ _FULL = (1 << PER_MASK) - 1
 SHARE = 64         # a term earns a bit once at least 1/SHARE of advice's pool holds it...
 MIN_DF = 16        # ...and at least this many cards: a bit then spares reading many documents
 NEW_BITS = 8       # bits given per catch-up (each is filled in through FTS5: cost ~ its cards)
-REFRESH = 256      # cards whose title score is computed again per catch-up that changed the pool
+REFRESH = 32       # cards whose title score is computed again per catch-up that changed the pool
 MARGIN = 1e-4      # relevance is rounded to 4 places; bounds keep this much room
 
 
