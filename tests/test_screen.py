@@ -4,7 +4,10 @@ import json
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from selflearn.storage import content
 from selflearn.storage import screen as S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -107,3 +110,18 @@ def test_no_attempt_reaches_advice_or_a_rules_file(run, repo):
             for line in (value if isinstance(value, list) else [value]):
                 if len(line) > 30 and line != "Re-run the build":
                     assert line not in text
+
+
+_NESTED = st.recursive(st.one_of(st.none(), st.integers(), st.text(max_size=8)),
+                       lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                               st.dictionaries(st.text(max_size=3), inner,
+                                                               max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(record=st.dictionaries(st.sampled_from(content.SCREENED_FIELDS + ("note", "id")), _NESTED))
+def test_the_screened_text_joins_every_string_of_the_screened_fields_in_order(record):
+    """A digest ties a person's acceptance to content: the text it hashes must not change."""
+    expected = "\n".join(t for name in content.SCREENED_FIELDS
+                         for t in content._strings(record.get(name)))
+    assert content.record_text(record) == expected

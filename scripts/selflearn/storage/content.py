@@ -26,7 +26,14 @@ def _strings(value):
 
 def record_text(record: dict) -> str:
     """The screened fields of a card, recommendation or proposal as one text (one field a line)."""
-    return "\n".join(t for name in SCREENED_FIELDS for t in _strings(record.get(name)))
+    parts = []
+    for name in SCREENED_FIELDS:
+        value = record.get(name)
+        if isinstance(value, str):  # most fields: no generator to walk
+            parts.append(value)
+        elif value is not None:
+            parts.extend(_strings(value))
+    return "\n".join(parts)
 
 
 def digest(record: dict) -> str:

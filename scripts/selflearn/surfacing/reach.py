@@ -31,7 +31,7 @@ BITS = PER_MASK * len(MASKS)  # terms with a bit
 _FULL = (1 << PER_MASK) - 1
 SHARE = 64         # a term earns a bit once at least 1/SHARE of advice's pool holds it...
 MIN_DF = 16        # ...and at least this many cards: a bit then spares reading many documents
-NEW_BITS = 8       # bits given per catch-up (each is filled in through FTS5: cost ~ its cards)
+NEW_BITS = 2       # bits given per catch-up (each is set through FTS5: cost ~ its cards)
 REFRESH = 32       # cards whose title score is computed again per catch-up that changed the pool
 MARGIN = 1e-4      # relevance is rounded to 4 places; bounds keep this much room
 

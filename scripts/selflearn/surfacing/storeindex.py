@@ -1038,7 +1038,8 @@ class _Apply:
         if moves:
             self._count("pool", moves)
         if self.ix.fts:
-            self._more_bits(bits, [t for t, n in df["advice"].items() if n > 0])
+            if not self.rebuilding:  # a rebuild's bits come from its first cards (``_choose``)
+                self._more_bits(bits, [t for t, n in df["advice"].items() if n > 0])
             self._refs(moves)
 
     # --- what bounds a card's relevance (``reach``) -----------------------------------------------
@@ -1068,9 +1069,10 @@ class _Apply:
         return bits
 
     def _more_bits(self, bits: Dict[str, int], grown: List[str]) -> None:
-        """Give free bits to terms that became common (``reach.NEW_BITS`` at a time; only
+        """Give free bits to terms that just became common (``reach.NEW_BITS`` at a time; only
         ``grown`` terms can have), setting them in the masks of the cards FTS5 finds holding
-        them."""
+        them: a term held by more than twice the least is left to FTS5, so that no catch-up
+        rewrites a large share of the cards."""
         free = reach.BITS - len(bits)
         grown = [t for t in grown if t not in bits]
         if free <= 0 or not grown:
@@ -1080,8 +1082,8 @@ class _Apply:
         found = []
         for chunk in _chunks(grown):
             found += self.db.execute(
-                f"SELECT term, n FROM pooldf WHERE pool = 'advice' AND n >= ? AND term IN "
-                f"({','.join('?' * len(chunk))})", [least, *chunk]).fetchall()
+                f"SELECT term, n FROM pooldf WHERE pool = 'advice' AND n BETWEEN ? AND ? AND "
+                f"term IN ({','.join('?' * len(chunk))})", [least, 2 * least, *chunk]).fetchall()
         for term, _ in sorted(found, key=lambda row: (-row[1], row[0]))[:min(free,
                                                                             reach.NEW_BITS)]:
             bit = len(bits)
