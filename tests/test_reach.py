@@ -116,3 +116,28 @@ def test_a_term_that_becomes_common_gets_a_bit_set_in_every_card_holding_it(tmp_
     column, value = reach.setting(bit)
     assert ix.rows(f"SELECT count(*) FROM cards WHERE {column} & ? != 0", (value,)) == [(3,)]
     ix.close()
+
+
+@needs_fts
+def test_a_query_of_the_most_terms_sums_every_bit_and_every_other_term(tmp_path, monkeypatch):
+    """200 distinct query terms (``search.MAX_QUERY_TERMS``), 186 of them with a bit: the SQL
+    stays within SQLite's limits and advice answers what the full read does."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(reach, "MIN_DF", 1)
+    monkeypatch.setattr(reach, "SHARE", 1)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [f"q{a}{b}z" for a in letters for b in letters][:search.MAX_QUERY_TERMS]
+    store_dir = str(tmp_path)
+    _append(store_dir, [{"id": f"aha_{i}", "ts": "2026-02-27T10:00:00Z", "v": 1,
+                         "status": "accepted", "origin": "agent", "title": f"lesson {i}",
+                         "problem": " ".join(words[i % 7:])} for i in range(12)])
+    query = " ".join(words)
+    assert len(set(search.tokenize(query))) == search.MAX_QUERY_TERMS
+    answers = []
+    for switch in ("off", "on"):
+        monkeypatch.setenv("SELF_LEARNING_INDEX", switch)
+        answers.append(advice.advise(Memory(store_dir), store_dir, query, 2000))
+    ix = storeindex.open_index(Memory(store_dir))
+    assert ix.scalar("SELECT count(*) FROM vocab") == reach.BITS
+    ix.close()
+    assert answers[0] == answers[1] and answers[1]["items"]
