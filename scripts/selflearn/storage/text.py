@@ -64,6 +64,12 @@ def clean(text) -> str:
     return _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
 
 
+def collapsed(text) -> str:
+    """``text`` as one line of single spaces, as long as ``clean`` makes it (its other
+    replacements keep the length): for what needs only that length."""
+    return " ".join(plain(text).split())
+
+
 def clean_line(text, limit: int) -> str:
     """One line, redacted, that cannot open a tag or comment nor forge a marker.
 

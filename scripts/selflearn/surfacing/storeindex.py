@@ -1238,8 +1238,8 @@ def item_floor(card: dict) -> int:
     steps = card.get("solution_steps")
     detail = next((s for s in steps if isinstance(s, str) and s.strip()), "") \
         if isinstance(steps, list) else ""
-    detail = text.clean(detail or card.get("problem") or "")
-    line = f"- [{text.clean(card['id'])}] {text.clean(card.get('title'))}"
+    detail = text.collapsed(detail or card.get("problem") or "")
+    line = f"- [{text.collapsed(card['id'])}] {text.collapsed(card.get('title'))}"
     return len(line + (f": {detail}" if detail else ""))
 
 
