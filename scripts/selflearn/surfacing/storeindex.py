@@ -713,7 +713,7 @@ class _Apply:
         self.rebuilding = False
         self.left_pool: list = []  # (terms, in advice's pool, listed) as they were before
         self.score_views: Dict[str, tuple] = {}  # card id -> what its score is computed from
-        self.scored: List[int] = []  # rows of advice's pool derived in this run (``_refs``)
+        self.pooled: List[int] = []  # rows of advice's pool derived in this run (``_refs``)
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
@@ -1015,7 +1015,7 @@ class _Apply:
                         df[name].update(iter(terms))
                 if columns["pool"]:
                     moves += 1
-                    self.scored.append(row)
+                    self.pooled.append(row)
             if names:
                 if choose:  # a rebuild names the common terms from its first cards
                     bits.update(self._choose(docs, [r[names.index("pool")] for r in narrow]))
@@ -1098,7 +1098,7 @@ class _Apply:
         of ``reach.REFRESH`` more in row order from where the last catch-up stopped, so that no
         card's bound drifts far from its score; a rebuild scores every card of the pool."""
         if self.rebuilding:
-            rids = self.scored
+            rids = self.pooled
         elif moves:
             cursor = self._maximum("refcursor")
             more = [r for r, in self.db.execute(
@@ -1109,7 +1109,7 @@ class _Apply:
                     "SELECT rid FROM cards WHERE pool = 1 AND rid <= ? ORDER BY rid LIMIT ?",
                     (cursor, reach.REFRESH - len(more)))]
             self._count("refcursor", more[-1] if more else 0, add=False)
-            rids = sorted(set(self.scored).union(more))
+            rids = sorted(set(self.pooled).union(more))
         else:
             return
         version = self._maximum("pool")
