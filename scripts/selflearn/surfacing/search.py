@@ -11,6 +11,8 @@ from collections import Counter
 from itertools import chain
 from typing import Dict, List, Sequence
 
+from ..storage.memo import Memo
+
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 STOPWORDS = frozenset(
@@ -63,19 +65,6 @@ def clip_query(text: str, limit: int = MAX_QUERY_TERMS) -> str:
     return text
 
 
-class _Pieces(dict):
-    """word -> its tokens, computed once per word (a vocabulary is small; indexing repeats it)."""
-
-    def __missing__(self, word: str) -> tuple:
-        pieces = _word_tokens(word)
-        if len(self) < 200_000:
-            self[word] = pieces
-        return pieces
-
-
-_PIECES = _Pieces()
-
-
 def tokenize(text: str) -> List[str]:
     """Lower-case, lightly stemmed word pieces; compound words also yield their parts."""
     return list(chain.from_iterable(map(_PIECES.__getitem__, _WORD.findall(text or ""))))
@@ -90,6 +79,10 @@ def _word_tokens(word: str) -> tuple:
     if len(parts) > 1:
         out.extend(stem(p.lower()) for p in parts if len(p) > 1 and p.lower() not in STOPWORDS)
     return tuple(out)
+
+
+_PIECES = Memo(_word_tokens, 200_000)  # word -> its tokens (a vocabulary is small; indexing
+# repeats it)
 
 
 def _field_text(value) -> str:

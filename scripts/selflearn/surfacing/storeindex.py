@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover - some minimal Python builds leave it ou
 from ..learning import lifecycle
 from ..storage import content, fastjson, model, paths, store, text, verdicts
 from ..storage import posixfs as fs
+from ..storage.memo import Memo
 from ..storage.record import dedup_key
 from . import apart, reach, score, search, topk
 
@@ -613,18 +614,9 @@ class Index:
         return out
 
 
-class _Reprs(dict):
-    """``repr`` of each frequency, computed once: a rebuild writes millions of them and a
-    store's frequencies are a few small whole numbers."""
-
-    def __missing__(self, freq: float) -> str:
-        text = repr(freq)
-        if len(self) < 4096:
-            self[freq] = text
-        return text
-
-
-_REPRS = _Reprs()
+# ``repr`` of each frequency, computed once: a rebuild writes millions of them and a store's
+# frequencies are a few small whole numbers.
+_REPRS = Memo(repr, 4096)
 
 
 def encode_doc(doc: Dict[str, float]) -> str:
