@@ -12,7 +12,6 @@ evidence kind are parsed, so a hook's cost grows with the evidence, not the log.
 Constants are documented in references/SURFACING.md. Must not import cli.
 """
 
-import math
 import re
 from typing import Dict, Iterable, List, Optional
 
@@ -135,7 +134,7 @@ def relevance(query: str, cards: List[dict]) -> List[float]:
         for term in wanted.intersection(doc):
             df[term] += 1
     n = len(docs)
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
+    idf = {t: reach.idf(n, df[t]) for t in wanted}
 
     def score(words: List[str], doc: Dict[str, float], length: float) -> float:
         norm = search.K1 * (1 - search.B + search.B * length / avg)

@@ -21,7 +21,7 @@ Must not import advice, storeindex or cli.
 """
 
 import math
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from . import search
 
@@ -66,7 +66,8 @@ def setting(bit: int) -> Tuple[str, int]:
 
 
 def _held(term: str, bit: int, weight) -> str:
-    return f"((c.{MASKS[bit // PER_MASK]} >> {bit % PER_MASK}) & 1) * {weight(term)!r}"
+    column, value = setting(bit)
+    return f"(c.{column} & {value} != 0) * {weight(term)!r}"
 
 
 def title_reach(length: float, tdoc: Sequence[Tuple[str, float]], avg: float,
@@ -117,6 +118,6 @@ def floor_test(reach: str, query_floor: float, candidate_floor: float) -> str:
             f"ELSE {query_floor - MARGIN!r} END")
 
 
-def ceiling(reach: Optional[float]) -> float:
+def ceiling(reach: float) -> float:
     """The most relevance a card of this reach can have (relevance is at most 1)."""
-    return 1.0 if reach is None else min(1.0, reach + MARGIN)
+    return min(1.0, reach + MARGIN)

@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover - some minimal Python builds leave it ou
     sqlite3 = None
 
 from ..learning import lifecycle
-from ..storage import content, fastjson, model, paths, store, text, verdicts
+from ..storage import content, fastjson, model, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.memo import Memo
 from ..storage.record import dedup_key
