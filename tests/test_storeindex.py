@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from selflearn.storage import model, paths
 from selflearn.storage.memory import Memory, Stores
-from selflearn.surfacing import advice, index, reach, review, storeindex
+from selflearn.surfacing import advice, index, listquery, reach, review, storeindex
 
 NOW = "2026-03-01T12:00:00Z"
 WORDS = ("pytest", "cache", "docker", "npm", "SessionStart", "read-only", "checkout", "flaky",
@@ -129,14 +129,20 @@ def _compare(store_dir, query, status, monkeypatch, budget: int = 900, exclude=(
        split=st.integers(0, 14), look=st.sampled_from([1, 2, 3, 100]),
        budget=st.sampled_from([60, 140, 260, 900]),
        exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(8)]), max_size=2),
-       fts=st.booleans())
+       fts=st.booleans(), bits=st.sampled_from([0, 2, 186]), first=st.sampled_from([1, 4]))
 def test_index_answers_equal_a_fresh_fold(files, query, status, split, look, budget, exclude,
-                                          fts, tmp_path_factory, monkeypatch):
+                                          fts, bits, first, tmp_path_factory, monkeypatch):
     """``look`` makes advice stop early (the index walk reads only what can beat the lessons
     it weighed); small budgets leave room for a short, lower-ranked item only; ``fts``: cards
-    naming a query term are found by FTS5, or by scanning their documents."""
+    naming a query term are found by FTS5, or by scanning their documents; ``bits``: how many
+    terms list's and advice's SQL read from a card's bits rather than FTS5; ``first``: how
+    many cards a list query reads for its first floor, per card shown."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(storeindex, "FTS", fts)
+    monkeypatch.setattr(reach, "MIN_DF", 1)
+    monkeypatch.setattr(reach, "SHARE", 1)
+    monkeypatch.setattr(reach, "BITS", bits)
+    monkeypatch.setattr(listquery, "FIRST", first)
     monkeypatch.setattr(index, "WARM", 1)  # so the lessons screened first must be the same
     monkeypatch.setattr(review, "SCREEN_MAX", 1)
     monkeypatch.setattr(advice, "LOOK_DOWN", look)
@@ -478,6 +484,28 @@ def test_verdicts_outlive_a_rebuild_and_mark_the_cards_again(tmp_path, monkeypat
         assert dict(db.execute("SELECT id, verdict FROM cards")) == {"aha_1": 1, "aha_2": 0}
     held, unscreened = review.flagged(Stores(Memory(store_dir), "tester"))
     assert ([c["id"] for c in held], unscreened) == (["aha_1"], 0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cards=st.lists(CARD, max_size=14), splits=st.lists(st.integers(0, 14), min_size=1,
+                                                         max_size=3))
+def test_the_pools_sizes_kept_as_cards_come_and_go_equal_a_count(cards, splits,
+                                                                 tmp_path_factory):
+    """advice's pool and the listed cards: how many, their total length (read by every prompt
+    and list query instead of a count), and a longest length no listed document exceeds."""
+    store_dir = str(tmp_path_factory.mktemp("store"))
+    start = 0
+    for end in sorted(splits) + [None]:  # new cards and new versions of cards, caught up
+        _write(store_dir, {"cards": cards}, slice(start, end))
+        start = end
+        ix = storeindex.of(Memory(store_dir))
+        ix.refresh()
+        for name, member in (("advice", "pool"), ("list", "listed")):
+            n, total = ix.rows(f"SELECT count(*), total(doclen) FROM cards WHERE {member} = 1")[0]
+            assert ix.pool(name) == (n, total)
+        longest = ix.scalar("SELECT coalesce(max(doclen), 0) FROM cards WHERE listed = 1")
+        assert ix.scalar("SELECT n FROM maxima WHERE name = 'list_longest'") >= longest
+        ix.close()
 
 
 def test_the_index_keeps_the_most_violations_any_card_has(tmp_path, monkeypatch):

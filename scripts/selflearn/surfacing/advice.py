@@ -277,7 +277,7 @@ class _Pool:
 
     def __init__(self, ix):
         self.ix = ix
-        self.n, total = ix.rows("SELECT count(*), total(doclen) FROM cards WHERE pool = 1")[0]
+        self.n, total = ix.pool("advice")
         self.avg = reach.average(self.n, total)
         self.idf: Dict[str, float] = {}
 

@@ -7,11 +7,11 @@ candidate is.
 """
 
 import math
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from ..learning import corrections, lifecycle
 from ..storage import fastjson, model
-from . import score, search, storeindex
+from . import listquery, score, search, storeindex
 from ..storage.memory import Stores
 
 DAY = 86400.0
@@ -145,19 +145,46 @@ def any_kept(ix, skill=None, tag=None, scope=None, statuses=None) -> bool:
         f"SELECT tags FROM cards WHERE {where} AND tags IS NOT NULL", params))
 
 
-def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None) -> List[tuple]:
-    """Every card ``keep`` lets through, ranked as ``rank`` ranks them (relevance, kept when
-    the card covers COVERAGE_FLOOR of the query; score; recency; fold order), as
-    ``(rid, relevance or None, status, ready)``."""
+def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None,
+          limit: Optional[int] = None, subset: Optional[Tuple[str, object]] = None
+          ) -> Tuple[List[tuple], int]:
+    """The best ``limit`` (all when None) cards ``keep`` lets through (and ``subset``, a column
+    of the index and its value), ranked as ``rank`` ranks them (relevance, kept when the card
+    covers COVERAGE_FLOOR of the query; score; recency; fold order), as ``(rid, relevance or
+    None, status, ready)``; and how many there are."""
     where, params = _where(skill, scope, statuses)
+    if subset:
+        where, params = f"{where} AND {subset[0]} = ?", [*params, subset[1]]
     if not query:
-        rows = ix.rows(f"SELECT rid, tags, status, ready FROM cards WHERE {where} "
-                       "ORDER BY score DESC, ts DESC, rid", params)
-        return [(rid, None, status, ready) for rid, tags, status, ready in rows
-                if not tag or _tagged(tags, tag)]
+        if tag:
+            rows = [(rid, None, status, ready) for rid, tags, status, ready in ix.each(
+                f"SELECT rid, tags, status, ready FROM cards WHERE {where} {_BY_SCORE}", params)
+                if _tagged(tags, tag)]
+            return rows[:limit], len(rows)
+        return ([(rid, None, status, ready) for rid, status, ready in ix.rows(
+            f"SELECT rid, status, ready FROM cards WHERE {where} {_BY_SCORE} LIMIT ?",
+            [*params, -1 if limit is None else limit])],
+            ix.scalar(f"SELECT count(*) FROM cards WHERE {where}", params))
     terms = list(dict.fromkeys(search.tokenize(query)))
     if not terms:
-        return []
+        return [], 0
+    if ix.fts and not tag and not set(statuses or ()) & set(model.HIDDEN_STATUSES):
+        pool, pooled = _where(skill, scope, statuses) if skill or scope or statuses else ("", [])
+        return listquery.top(ix, terms, pool, pooled, subset, limit)
+    rows = _ranked(ix, terms, skill, tag, scope, statuses)
+    if subset:
+        at = {"status": 2, "ready": 3}[subset[0]]
+        rows = [row for row in rows if row[at] == subset[1]]
+    return rows[:limit], len(rows)
+
+
+_BY_SCORE = "ORDER BY score DESC, ts DESC, rid"
+
+
+def _ranked(ix, terms: List[str], skill, tag, scope, statuses) -> List[tuple]:
+    """``order`` of a query, every document naming a query term read (no FTS5 to find the
+    longer words holding a term, a tag or hidden cards asked for)."""
+    where, params = _where(skill, scope, statuses)
     if tag:
         pool = [(rid, n) for rid, tags, n in ix.rows(
             f"SELECT rid, tags, doclen FROM cards WHERE {where}", params) if _tagged(tags, tag)]

@@ -20,9 +20,10 @@ def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str]
     ix = storeindex.of_stores(stores)
     if ix is not None:  # the derived index: only the cards shown are built
         ix.check(["signals", "cards"])
-        order = catalog.order(ix, query, skill, tag, None, statuses)
-        items = catalog.views_of(ix, stores, order[:limit] if limit > 0 else order)
-        data = {"count": len(items), "total": len(order), "items": items}
+        order, total = catalog.order(ix, query, skill, tag, None, statuses,
+                                     limit if limit > 0 else None)
+        items = catalog.views_of(ix, stores, order)
+        data = {"count": len(items), "total": total, "items": items}
         kept = bool(order) or bool(query and catalog.any_kept(ix, skill, tag, None, statuses))
         return _message(data, ix.scalar("SELECT count(*) FROM cards") > 0, bool(order), kept,
                         query)
@@ -130,15 +131,14 @@ def _review_indexed(ix, stores: Stores, start: float, now: float, scope, skill, 
                     stale_days: float, limit: Optional[int]) -> dict:
     """``review`` from the derived index: views only for the cards it lists."""
     ix.check(["signals", "cards", "recs", "events", "surfacings"])
-    if query:
-        order = catalog.order(ix, query, skill, None, scope, statuses)
-        picks = [order, [o for o in order if o[3]], [o for o in order if o[2] == "candidate"]]
-        totals = [len(rows) for rows in picks]
-        first = next((o[0] for o in order if o[2] == "proposed"), None)
-    else:  # ranked by score alone: SQL counts, and reads only the rows shown
-        picks, totals, first = _by_score(ix, skill, scope, statuses, limit)
-    lists = [catalog.views_of(ix, stores, rows if limit is None else rows[:limit])
-             for rows in picks]
+    # top cards, backport candidates, mined candidates (``limit`` each, and how many there
+    # are) and the best proposed card: only the rows shown are read
+    picks, totals = map(list, zip(*(
+        catalog.order(ix, query, skill, None, scope, statuses, limit, subset)
+        for subset in (None, ("ready", 1), ("status", "candidate")))))
+    best = catalog.order(ix, query, skill, None, scope, statuses, 1, ("status", "proposed"))[0]
+    first = best[0][0] if best else None
+    lists = [catalog.views_of(ix, stores, rows) for rows in picks]
     recs = [v for v in catalog.rec_views(stores, stale_days, now)
             if catalog.keep(v, skill, None, scope, statuses)]
     recs = catalog.rank(recs, query)
@@ -160,21 +160,6 @@ def _review_indexed(ix, stores: Stores, start: float, now: float, scope, skill, 
              ix.scalar("SELECT count(*) FROM surfaced"))
     return _assemble(stores, start, now, counts, open_recs, lists, proposed,
                      reinforce.effectiveness(stores.project, facts=facts), limit, totals)
-
-
-def _by_score(ix, skill, scope, statuses, limit: Optional[int]):
-    """Top cards, backport candidates and mined candidates by score (``limit`` rows each),
-    how many of each there are, and the best proposed card, straight from SQL."""
-    where, params = catalog._where(skill, scope, statuses)
-    rank = "ORDER BY score DESC, ts DESC, rid"
-    picks, totals = [], []
-    for extra in ("", " AND ready = 1", " AND status = 'candidate'"):
-        picks.append(ix.rows(f"SELECT rid FROM cards WHERE {where}{extra} {rank} LIMIT ?",
-                             (*params, -1 if limit is None else limit)))
-        totals.append(ix.scalar(f"SELECT count(*) FROM cards WHERE {where}{extra}", params))
-    first = ix.rows(f"SELECT rid FROM cards WHERE {where} AND status = 'proposed' {rank} LIMIT 1",
-                    params)
-    return picks, totals, (first[0][0] if first else None)
 
 
 SCREEN_MAX = 100  # lessons review screens for the first time per run (verdicts are kept)

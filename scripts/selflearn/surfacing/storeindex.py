@@ -23,7 +23,7 @@ from ..storage.memo import Memo
 from ..storage.record import dedup_key
 from . import apart, reach, score, search, topk
 
-SCHEMA = 8   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 9   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 FTS = True               # use FTS5 where the build has it (tests turn it off to cover the scan)
@@ -67,7 +67,8 @@ CREATE INDEX cards_reach ON cards(rankkey, raw_status, mask0, mask1, mask2, fmax
                                  refg, refr, refver, refavg) WHERE rankkey IS NOT NULL;
 CREATE TABLE vocab(term TEXT PRIMARY KEY, bit INTEGER) WITHOUT ROWID;
 CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
-CREATE INDEX cards_listed ON cards(listed, doclen);
+CREATE INDEX cards_listed ON cards(status, skill, scope, ready, mask0, mask1, mask2, fmax,
+                                  doclen) WHERE listed = 1;
 CREATE INDEX cards_sdigest ON cards(sdigest);
 CREATE INDEX cards_unjudged ON cards({JUDGE_ORDER}, rid DESC)
     WHERE listed = 1 AND sok = 0 AND verdict IS NULL;
@@ -481,10 +482,12 @@ class Index:
             f" ORDER BY {order} LIMIT ?"
         return [self._folded(r[0]) for r in self.db.execute(sql, (*params, limit))]
 
-    def screening(self) -> List[Tuple[str, Optional[str], str, int]]:
-        """Every listed card in fold order: id, status, content digest, and whether a person
-        accepted that content (what the safety screen's verdicts are looked up by)."""
-        return self.rows("SELECT id, status, sdigest, sok FROM cards WHERE listed = 1 ORDER BY rid")
+    def pool(self, name: str) -> Tuple[int, int]:
+        """How many cards advice's pool (``"advice"``) or the listed cards (``"list"``) hold, and
+        their documents' total length (kept as cards come and go, not counted)."""
+        kept = dict(self.db.execute("SELECT name, n FROM maxima WHERE name IN (?, ?)",
+                                    (f"{name}_n", f"{name}_length")))
+        return kept.get(f"{name}_n", 0), kept.get(f"{name}_length", 0)
 
     def scalar(self, sql: str, params=()):
         return self.db.execute(sql, params).fetchone()[0]
@@ -703,7 +706,7 @@ class _Apply:
         self.changed: set = set()       # cards with a new version in this run
         self.checks: dict = {}          # file -> model.LineCheck, as a full read checks lines
         self.rebuilding = False
-        self.left_pool: list = []  # (terms, in advice's pool, listed) as they were before
+        self.left_pool: list = []  # (terms, in advice's pool, listed, length) as they were
         self.score_views: Dict[str, tuple] = {}  # card id -> what its score is computed from
         self.pooled: List[int] = []  # rows of advice's pool derived in this run (``_refs``)
 
@@ -938,14 +941,15 @@ class _Apply:
             return (fastjson.loads(row[0]) if row else None), None
         if self.rebuilding and rid not in self.changed:
             return None, None  # the tables started empty: not stored yet
-        row = self.db.execute("SELECT c.rid, w.data, d.doc, c.pool, c.listed FROM cards c "
+        row = self.db.execute("SELECT c.rid, w.data, d.doc, c.pool, c.listed, c.doclen "
+                              "FROM cards c "
                               "JOIN cardwide w "
                               "ON w.rid = c.rid LEFT JOIN carddoc d ON d.rid = c.rid "
                               "WHERE c.id=?", (rid,)).fetchone()
         if row is None:
             return None, None
         if rid not in self.changed and (row[3] or row[4]):
-            self.left_pool.append((doc_terms(row[2]), row[3], row[4]))
+            self.left_pool.append((doc_terms(row[2]), row[3], row[4], row[5] or 0.0))
             self.changed.add(rid)
         return fastjson.loads(row[1]), row[0]
 
@@ -973,11 +977,15 @@ class _Apply:
         """Columns of every card changed in this run: tokenized once, whatever its versions
         (without ``signals``: as if no signal named any card; ``_scored`` follows)."""
         df = {"advice": Counter(), "list": Counter()}  # pool -> term -> change (counted in C)
-        for terms, pool, listed in self.left_pool:
+        sizes = {"advice": [0, 0.0], "list": [0, 0.0]}  # pool -> change of its cards, length
+        longest = 0.0
+        for terms, pool, listed, length in self.left_pool:
             for name, member in (("advice", pool), ("list", listed)):
                 if member:
                     df[name].subtract(iter(terms))
-        moves = sum(1 for _, pool, _ in self.left_pool if pool)
+                    sizes[name][0] -= 1
+                    sizes[name][1] -= length
+        moves = sum(1 for _, pool, _, _ in self.left_pool if pool)
         bits = self._bits()
         choose = self.rebuilding and self.ix.fts and not bits
         ids = list(self.changed)
@@ -1005,6 +1013,10 @@ class _Apply:
                 for name, member in (("advice", columns["pool"]), ("list", columns["listed"])):
                     if member:
                         df[name].update(iter(terms))
+                        sizes[name][0] += 1
+                        sizes[name][1] += columns["doclen"]
+                if columns["listed"]:
+                    longest = max(longest, columns["doclen"])
                 if columns["pool"]:
                     moves += 1
                     self.pooled.append(row)
@@ -1027,6 +1039,11 @@ class _Apply:
                             "DO UPDATE SET n = n + excluded.n",
                             [(pool, t, n) for pool in df for t, n in df[pool].items() if n])
         self.dirty_cards.difference_update(ids)
+        for name, (n, length) in sizes.items():
+            self._count(f"{name}_n", n)
+            self._count(f"{name}_length", int(length))  # lengths are whole (weights are)
+        self.db.execute("INSERT INTO maxima VALUES ('list_longest', ?) ON CONFLICT(name) "
+                        "DO UPDATE SET n = max(n, excluded.n)", (int(longest),))
         if moves:
             self._count("pool", moves)
         if self.ix.fts:
@@ -1069,7 +1086,7 @@ class _Apply:
         grown = [t for t in grown if t not in bits]
         if free <= 0 or not grown:
             return
-        n = self.db.execute("SELECT count(*) FROM cards WHERE pool = 1").fetchone()[0]
+        n = self._maximum("advice_n")
         least = max(reach.MIN_DF, n / reach.SHARE)
         found = []
         for chunk in _chunks(grown):
@@ -1105,8 +1122,7 @@ class _Apply:
         else:
             return
         version = self._maximum("pool")
-        n, total = self.db.execute("SELECT count(*), total(doclen) FROM cards WHERE pool = 1"
-                                   ).fetchone()
+        n, total = self.ix.pool("advice")
         avg = reach.average(n, total)
         known: Dict[str, Tuple[float, float]] = {}
 

@@ -1,0 +1,227 @@
+"""``list --query`` and ``review --query`` from the derived index, without reading every card
+that names a query term.
+
+``catalog.rank`` keeps a card when it covers ``COVERAGE_FLOOR`` of the query (the idf of the
+terms it holds, as a word or inside a longer one, over the idf of all of them) and its BM25
+relevance, rounded to 4 places, is above 0; it ranks the kept cards by relevance, score, time.
+A query of common words names most cards, and reading each one's document made it slow. Here
+SQLite decides coverage over a covering index (``cards_listed``) from the bits of common terms
+(``reach.MASKS``) and FTS5 for the rest, "inside a longer word" being "holding a longer word of
+the listed cards' vocabulary that contains it". It counts the kept cards, and bounds each one's
+relevance by giving every term it holds its highest term frequency (``fmax``). The best few by
+that bound are read first: the k-th relevance among them is a floor no card of a lower bound
+can reach, and only the cards above it are read. Where rounding could put a card on either side
+of a floor, SQLite leaves it to a read, which decides it as ``catalog`` does.
+Must not import catalog, review, advice or cli.
+"""
+
+import heapq
+from itertools import combinations
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from . import reach, search, storeindex
+
+COVERAGE_FLOOR = 0.3  # catalog's: a card must answer this share of the query (idf-weighted)
+ROUNDED = 0.00005     # a value below a floor by less than this still rounds up to it (4 places)
+SLACK = 1e-9          # floating point: SQL sums in another order than Python
+FIRST = 4             # the first read is this many times the cards asked for
+SCAN = "FROM cards c INDEXED BY cards_listed"  # the listed cards' covering index
+
+
+class Query:
+    """A query's terms against the listed cards ``where`` keeps (SQL over ``cards c``, or ""
+    for all of them): each term's idf in that pool, and SQL telling per card whether it holds
+    a term as a word (``exact``) or at all (``held``)."""
+
+    def __init__(self, ix, terms: List[str], where: str, params: Sequence):
+        self.ix, self.terms = ix, terms
+        self.where = "c.listed = 1" + (f" AND {where}" if where else "")
+        self.params = list(params)
+        bits = dict(ix.rows("SELECT term, bit FROM vocab"))
+        self.matches: List[str] = []  # FTS5 queries, each a flag ``x.f<j>`` per card
+        self.exact = [self._exact(t, bits) for t in terms]
+        self.held = [self._held(t, e, bits) for t, e in zip(terms, self.exact)]
+        self.n, self.avg, self.longest, df = self._stats(not where)
+        self.idf = [reach.idf(self.n, d) for d in df]
+        self.whole = sum(self.idf) or 1.0
+
+    def _flag(self, match: str) -> str:
+        self.matches.append(match)
+        return f"coalesce(x.f{len(self.matches) - 1}, 0)"
+
+    def _exact(self, term: str, bits: Dict[str, int]) -> str:
+        if term in bits:
+            column, value = reach.setting(bits[term])
+            return f"(c.{column} & {value} != 0)"
+        return self._flag(f'"{term}"')  # terms are [a-z0-9]+
+
+    def _held(self, term: str, exact: str, bits: Dict[str, int]) -> str:
+        """``search.coverage``'s hold: the term as a word, or inside a longer word (terms of 4
+        letters or more), which is a word of the listed cards' vocabulary containing it."""
+        if len(term) < 4:
+            return exact
+        longer = [w for w, in self.ix.each(
+            "SELECT term FROM pooldf WHERE pool = 'list' AND n > 0 AND length(term) > ? AND "
+            "instr(term, ?) > 0", (len(term), term))]
+        masks: Dict[str, int] = {}
+        for word in (w for w in longer if w in bits):
+            column, value = reach.setting(bits[word])
+            masks[column] = masks.get(column, 0) | value
+        parts = [exact] + [f"(c.{column} & {value} != 0)" for column, value in masks.items()]
+        rest = [w for w in longer if w not in bits]
+        if rest:
+            parts.append(self._flag(" OR ".join(f'"{w}"' for w in rest)))
+        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+    def _join(self, drive: bool = True) -> Tuple[str, list]:
+        """``FROM`` the cards, joined to ``x.f<j>`` (1 where the card matches the j-th FTS5
+        query). When every term is found by FTS5 (and the matches may ``drive``), its matches
+        drive: a rare term's cards are few; else the listed cards' covering index is
+        scanned."""
+        if not self.matches:
+            return SCAN, []
+        flags = ", ".join(f"max(f = {j}) AS f{j}" for j in range(len(self.matches)))
+        found = " UNION ALL ".join(
+            ["SELECT rowid AS rid, ? AS f FROM cardterms WHERE cardterms MATCH ?"]
+            * len(self.matches))
+        x = f"(SELECT rid, {flags} FROM ({found}) GROUP BY rid) x"
+        params = [v for j, m in enumerate(self.matches) for v in (j, m)]
+        if drive and all(e.startswith("coalesce(x.") for e in self.exact):
+            return f"FROM {x} CROSS JOIN cards c ON c.rid = x.rid", params
+        return f"{SCAN} LEFT JOIN {x} ON x.rid = c.rid", params
+
+    def _stats(self, listed: bool) -> Tuple[int, float, float, List[int]]:
+        """The pool's size, average and longest document length, and each term's document
+        frequency (kept for the listed cards; counted when filters narrow them)."""
+        if listed:
+            n, total = self.ix.pool("list")
+            longest = self.ix.scalar("SELECT coalesce(max(n), 0) FROM maxima WHERE name = "
+                                     "'list_longest'")
+            df = [self.ix.scalar("SELECT coalesce(max(n), 0) FROM pooldf WHERE pool = 'list' "
+                                 "AND term = ?", (t,)) for t in self.terms]
+        else:
+            join, params = self._join(drive=False)
+            sums = "".join(f", total({e})" for e in self.exact)
+            n, total, longest, *df = self.ix.rows(
+                f"SELECT count(*), total(c.doclen), max(c.doclen){sums} {join} "
+                f"WHERE {self.where}", params + self.params)[0]
+            df = [int(d) for d in df]
+        return n, reach.average(n, total), longest or 0.0, df
+
+    def _unsure(self) -> bool:
+        """Whether SQL may meet a card it cannot decide: its coverage within rounding of the
+        floor (some set of the terms covers about that share), or its relevance within
+        rounding of 0 (the least idf, at a frequency of 1, in the longest document)."""
+        norm = search.K1 * (1 - search.B + search.B * self.longest / self.avg)
+        if min((w for w in self.idf if w > 0), default=0.0) * (search.K1 + 1) / (1 + norm) \
+                < ROUNDED + 2 * SLACK:
+            return True
+        if len(self.idf) > 12:
+            return True
+        floor = COVERAGE_FLOOR - ROUNDED
+        return any(abs(sum(ws) / self.whole - floor) <= 2 * SLACK
+                   for size in range(1, len(self.idf) + 1)
+                   for ws in combinations(self.idf, size))
+
+    def scan(self, subset: str, more: Sequence, columns: str, tail: str = "",
+             extra: Sequence = ()) -> Iterable[tuple]:
+        """``columns`` (and ``tail``, then its ``extra`` parameters) over the kept cards of
+        ``subset`` (SQL and its ``more`` parameters), as ``rid``, ``bound`` (of the card's
+        relevance) and ``sure`` (its coverage and relevance clear their floors beyond
+        rounding)."""
+        k1, b, lift = search.K1, search.B, search.K1 + 1
+        join, params = self._join()
+        said = " + ".join(f"{e} * {w!r}" for e, w in zip(self.exact, self.idf))
+        covered = " + ".join(f"{h} * {w!r}" for h, w in zip(self.held, self.idf))
+        floor = COVERAGE_FLOOR - ROUNDED
+        unsure = self._unsure()
+        inner = (f"SELECT c.rid AS rid, ({said}) AS said, ({covered}) / {self.whole!r} AS cov, "
+                 f"c.fmax AS fmax, {k1!r} * (1 - {b!r} + {b!r} * c.doclen / {self.avg!r}) "
+                 f"AS norm {join} WHERE {self.where}{subset} AND "
+                 f"({' OR '.join(self.exact)}) AND ({covered}) / {self.whole!r} >= "
+                 f"{floor - (SLACK if unsure else 0)!r}")
+        bound = f"said * fmax * {lift!r} / (fmax + norm)"
+        sure = (f"(cov >= {floor + SLACK!r} AND said * {lift!r} / (1 + norm) >= "
+                f"{ROUNDED + SLACK!r})") if unsure else "1"
+        small = f" WHERE {bound} >= {ROUNDED - SLACK!r}" if unsure else ""
+        middle = f"SELECT rid, {bound} AS bound, {sure} AS sure FROM ({inner}){small}"
+        return self.ix.each(f"SELECT {columns} FROM ({middle}) {tail}",
+                            [*params, *self.params, *more, *extra])
+
+    def read(self, rids: Iterable[int], sure: bool) -> Iterable[tuple]:
+        """``(rid, relevance or None, score, ts, status, ready)`` of cards, from their
+        documents (``relevance``; coverage is not checked again when ``sure``), in row order
+        (neighbouring rows share pages)."""
+        rids, keys = sorted(rids), storeindex.keys_of(self.terms)
+        for start in range(0, len(rids), 500):
+            chunk = rids[start:start + 500]
+            for rid, score, ts, status, ready, length, doc in self.ix.each(
+                    "SELECT c.rid, c.score, c.ts, c.status, c.ready, c.doclen, d.doc FROM cards c "
+                    f"JOIN carddoc d ON d.rid = c.rid WHERE c.rid IN "
+                    f"({','.join('?' * len(chunk))})", chunk):
+                yield rid, relevance(self.terms, keys, self.idf, None if sure else self.whole,
+                                     self.avg, doc or "", length), score, ts, status, ready
+
+
+def relevance(terms: List[str], keys: List[str], idf: List[float], whole: Optional[float],
+              avg: float, doc: str, length: float) -> Optional[float]:
+    """``catalog.rank``'s relevance of one card from its encoded document (``keys``:
+    ``storeindex.keys_of(terms)``), term for term in the same order; None when the card is
+    left out. ``whole`` is the idf of all the terms, None when the card's coverage is known."""
+    freqs = storeindex.frequencies(doc, keys)
+    if whole is not None:
+        held = [f is not None or (len(t) >= 4 and storeindex.inside(doc, t))
+                for t, f in zip(terms, freqs)]
+        if round(sum(w for w, h in zip(idf, held) if h) / whole, 4) < COVERAGE_FLOOR:
+            return None
+    rel, lift = 0.0, search.K1 + 1
+    norm = search.K1 * (1 - search.B + search.B * length / avg)
+    for weight, f in zip(idf, freqs):
+        if f:
+            rel += weight * f * lift / (f + norm)
+    rel = round(rel, 4)
+    return rel if rel > 0 else None
+
+
+def top(ix, terms: List[str], where: str, params: Sequence,
+        subset: Optional[Tuple[str, object]], limit: Optional[int]) -> Tuple[List[tuple], int]:
+    """The best ``limit`` (all when None) kept cards among the listed ones ``where`` keeps
+    (``Query``), and ``subset`` of them (a column and its value), as ``(rid, relevance,
+    status, ready)``; and how many are kept."""
+    q = Query(ix, terms, where, params)
+    if not q.n:
+        return [], 0
+    extra, more = (f" AND c.{subset[0]} = ?", [subset[1]]) if subset else ("", [])
+    best: List[tuple] = []  # a heap of the best read: (rel, score, ts, -rid, row)
+    seen: Dict[int, Optional[float]] = {}
+
+    def take(rows: Iterable[tuple]) -> None:
+        for rid, rel, score, ts, status, ready in rows:
+            seen[rid] = rel
+            if rel is None:
+                continue
+            item = (rel, score, ts, -rid, (rid, rel, status, ready))
+            if limit is None or len(best) < limit:
+                heapq.heappush(best, item)
+            elif item > best[0]:
+                heapq.heapreplace(best, item)
+    floor = -1.0 if limit is None else 1e308 if limit == 0 else None
+    if floor is None:  # the best by bound, read: the k-th of them is a first floor
+        first = list(q.scan(extra, more, "rid, sure", "ORDER BY bound DESC LIMIT ?",
+                            [FIRST * limit]))
+        take(q.read((r for r, sure in first if sure), True))
+        take(q.read((r for r, sure in first if not sure), False))
+        floor = best[0][0] - ROUNDED - SLACK if len(best) >= limit else -1.0
+    (kept, unsure, above, doubt), = q.scan(
+        extra, more, f"count(*), total(NOT sure), group_concat(CASE WHEN bound >= {floor!r} "
+        "AND sure THEN rid END), group_concat(CASE WHEN NOT sure THEN rid END)")
+    take(q.read((r for r in _rids(above) if r not in seen), True))
+    if unsure:  # decided by reading, as catalog decides
+        doubt = _rids(doubt)
+        take(q.read((r for r in doubt if r not in seen), False))
+        kept -= sum(1 for r in doubt if seen[r] is None)
+    return [item[4] for item in sorted(best, reverse=True)], kept
+
+
+def _rids(concatenated: Optional[str]) -> List[int]:
+    return [int(r) for r in concatenated.split(",")] if concatenated else []
