@@ -3,7 +3,7 @@ whose relevance bound can beat the k-th, give what a full read gives.
 
 Stores of up to 40 cards of a small vocabulary, so that most cards name most query terms and many
 tie; words held inside longer words ("cache" in "cacheprovider"); filters by skill and status;
-few or many terms read from bits; a first read of one card per card shown; and a slack so wide
+few or many terms read from codes; a first read of one card per card shown; and a slack so wide
 that SQL leaves many cards to the reads that decide them as ``catalog`` does.
 """
 import json
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from selflearn.storage.memory import Memory, Stores
 from selflearn.surfacing import listquery, reach, review
 
+NOW = "2026-03-01T12:00:00Z"
 WORDS = ("pytest", "cache", "cacheprovider", "pycache", "docker", "timeout", "read-only",
          "readonly", "ready", "checkout", "CI", "fixture", "flaky", "x", "417")
 TEXT = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
@@ -47,15 +48,15 @@ def _lists(store_dir: str, query: str, skill, statuses, limit: int) -> list:
 @given(cards=st.lists(CARD, min_size=1, max_size=40), query=st.sampled_from(QUERIES),
        skill=st.sampled_from([None, "docker"]),
        statuses=st.sampled_from([[], ["accepted"], ["accepted", "candidate"], ["retired"]]),
-       limit=st.sampled_from([1, 2, 3, 5]), bits=st.sampled_from([0, 3, 186]),
+       limit=st.sampled_from([1, 2, 3, 5]), slots=st.sampled_from([0, 3, 200]),
        first=st.sampled_from([1, 4]), doubt=st.booleans())
 def test_a_list_query_from_the_index_equals_the_full_read(cards, query, skill, statuses, limit,
-                                                         bits, first, doubt, tmp_path_factory,
+                                                         slots, first, doubt, tmp_path_factory,
                                                          monkeypatch):
-    monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-01T12:00:00Z")
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(reach, "MIN_DF", 1)
     monkeypatch.setattr(reach, "SHARE", 1)
-    monkeypatch.setattr(reach, "BITS", bits)
+    monkeypatch.setattr(reach, "SLOTS", slots)
     monkeypatch.setattr(listquery, "FIRST", first)
     if doubt:  # room enough for many cards on either side of a floor: reads decide them
         monkeypatch.setattr(listquery, "SLACK", 0.2)
@@ -84,6 +85,7 @@ def test_sql_is_unsure_only_where_rounding_could_put_a_card_on_either_side_of_a_
 def test_a_term_inside_a_word_one_letter_longer_counts_for_coverage(tmp_path, monkeypatch):
     """"read" inside "ready": the card answers two of five equally rare terms, enough to be
     kept; counting "checkout" alone (a fifth) would leave it out."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     cards = [{"ts": "2026-02-27T10:00:00Z", "v": 1, "title": title, "status": "accepted"}
              for title in ("ready checkout", "fixture docker", "flaky npm", "pytest lockfile")]
     _write(str(tmp_path), cards)
@@ -93,3 +95,21 @@ def test_a_term_inside_a_word_one_letter_longer_counts_for_coverage(tmp_path, mo
     assert "aha_0" in [item["id"] for item in expected[0]["items"]]
     monkeypatch.setenv("SELF_LEARNING_INDEX", "on")
     assert _lists(str(tmp_path), query, None, [], 5) == expected
+
+
+def test_a_frequency_above_what_a_code_says_is_bounded_by_the_highest_one(tmp_path,
+                                                                          monkeypatch):
+    """"pytest" 9 times in one card, 7 in the other: both codes say 7 or more, so the bound
+    of the first must be its highest frequency, or the second, read first, would hide it."""
+    monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
+    monkeypatch.setattr(reach, "MIN_DF", 1)
+    monkeypatch.setattr(reach, "SHARE", 1)
+    monkeypatch.setattr(listquery, "FIRST", 1)
+    card = {"ts": "2026-02-27T10:00:00Z", "v": 1, "status": "accepted"}
+    _write(str(tmp_path), [{**card, "title": "pytest pytest pytest"},
+                           {**card, "title": "pytest pytest", "problem": "pytest"}])
+    monkeypatch.setenv("SELF_LEARNING_INDEX", "off")
+    expected = _lists(str(tmp_path), "pytest", None, [], 1)
+    assert [item["id"] for item in expected[0]["items"]] == ["aha_0"]
+    monkeypatch.setenv("SELF_LEARNING_INDEX", "on")
+    assert _lists(str(tmp_path), "pytest", None, [], 1) == expected

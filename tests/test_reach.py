@@ -2,8 +2,8 @@
 a full read computes, however far the pool moved since the card's title score was kept.
 
 Stores grow in three appends (new cards, new versions, cards leaving the pool) with no title
-score refreshed in between (``REFRESH = 0``), so every bound leans on its drift allowance; bits
-are given to few or many terms, so query terms are summed from masks, from FTS5, or both.
+score refreshed in between (``REFRESH = 0``), so every bound leans on its drift allowance; slots
+are given to few or many terms, so query terms are summed from codes, from FTS5, or both.
 """
 import json
 import os
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from selflearn.storage.memory import Memory
-from selflearn.surfacing import advice, reach, search, storeindex
+from selflearn.storage.memory import Memory, Stores
+from selflearn.surfacing import advice, reach, review, search, storeindex
 
 NOW = "2026-03-01T12:00:00Z"
 WORDS = ("pytest", "cache", "docker", "npm", "SessionStart", "read-only", "checkout", "flaky",
@@ -43,9 +43,9 @@ def _reaches(ix, query: str) -> dict:
     """Card id -> the SQL bound of its relevance to ``query``, for every card of the pool."""
     terms = list(dict.fromkeys(search.tokenize(query)))
     pool = advice._Pool(ix)
-    bits = dict(ix.rows("SELECT term, bit FROM vocab"))
+    slots = dict(ix.rows("SELECT term, slot FROM vocab"))
     version = ix.scalar("SELECT coalesce(max(n), 0) FROM maxima WHERE name = 'pool'")
-    join, bound, params = reach.sql(terms, bits, pool.n, pool.avg, version, pool.weight)
+    join, bound, params = reach.sql(terms, slots, pool.n, pool.avg, version, pool.weight)
     return dict(ix.rows(f"SELECT c.id, {bound} FROM cards c {join} WHERE c.pool = 1", params))
 
 
@@ -57,14 +57,14 @@ def _relevances(store_dir: str, query: str) -> dict:
 @needs_fts
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=st.lists(st.lists(CARD, max_size=10), min_size=3, max_size=3),
-       bits=st.sampled_from([0, 2, 5, 186]))
-def test_the_bound_is_never_below_the_relevance_a_full_read_computes(parts, bits,
+       slots=st.sampled_from([0, 2, 5, 200]))
+def test_the_bound_is_never_below_the_relevance_a_full_read_computes(parts, slots,
                                                                      tmp_path_factory,
                                                                      monkeypatch):
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(reach, "MIN_DF", 1)
     monkeypatch.setattr(reach, "SHARE", 1)
-    monkeypatch.setattr(reach, "BITS", bits)
+    monkeypatch.setattr(reach, "SLOTS", slots)
     monkeypatch.setattr(reach, "REFRESH", 0)
     store_dir = str(tmp_path_factory.mktemp("store"))
     for part in parts:
@@ -89,7 +89,7 @@ def test_fresh_title_scores_bound_tightly_and_a_card_without_a_query_term_reache
              for i, word in enumerate(["pytest", "docker", "npm", "cache"] * 5)]
     _append(store_dir, cards)
     ix = storeindex.open_index(Memory(store_dir))
-    assert ix.scalar("SELECT count(*) FROM vocab") > 0  # the common terms have bits
+    assert ix.scalar("SELECT count(*) FROM vocab") > 0  # the common terms have slots
     reaches, exact = _reaches(ix, "pytest fixture"), _relevances(store_dir, "pytest fixture")
     for cid, rel in exact.items():
         if rel == 0:
@@ -100,8 +100,10 @@ def test_fresh_title_scores_bound_tightly_and_a_card_without_a_query_term_reache
 
 
 @needs_fts
-def test_a_term_that_becomes_common_gets_a_bit_set_in_every_card_holding_it(tmp_path,
-                                                                           monkeypatch):
+def test_a_term_that_becomes_common_gets_its_code_in_every_card_holding_it(tmp_path,
+                                                                          monkeypatch):
+    """Its frequency, from each card's document: 3 in a title, 7 (the most a code says)
+    for 7 or more."""
     monkeypatch.setattr(reach, "MIN_DF", 3)
     monkeypatch.setattr(reach, "SHARE", 1000)
     store_dir = str(tmp_path)
@@ -110,18 +112,18 @@ def test_a_term_that_becomes_common_gets_a_bit_set_in_every_card_holding_it(tmp_
     ix = storeindex.open_index(Memory(store_dir))
     assert ix.rows("SELECT term FROM vocab") == []  # 2 cards: below MIN_DF
     ix.close()
-    _append(store_dir, [{**card, "id": "aha_9", "title": "pytest"}])
+    _append(store_dir, [{**card, "id": "aha_9", "title": "pytest", "problem": "pytest " * 9}])
     ix = storeindex.open_index(Memory(store_dir))
-    bit = dict(ix.rows("SELECT term, bit FROM vocab"))["pytest"]
-    column, value = reach.setting(bit)
-    assert ix.rows(f"SELECT count(*) FROM cards WHERE {column} & ? != 0", (value,)) == [(3,)]
+    slot = dict(ix.rows("SELECT term, slot FROM vocab"))["pytest"]
+    assert ix.rows(f"SELECT id, {reach.frequency(slot, 'cards')} FROM cards ORDER BY id") == \
+        [("aha_0", 3), ("aha_1", 3), ("aha_9", 7)]
     ix.close()
 
 
 @needs_fts
-def test_a_query_of_the_most_terms_sums_every_bit_and_every_other_term(tmp_path, monkeypatch):
-    """200 distinct query terms (``search.MAX_QUERY_TERMS``), 186 of them with a bit: the SQL
-    stays within SQLite's limits and advice answers what the full read does."""
+def test_a_query_of_the_most_terms_sums_every_code_and_every_other_term(tmp_path, monkeypatch):
+    """200 distinct query terms (``search.MAX_QUERY_TERMS``), most of them with a slot: the
+    SQL stays within SQLite's limits, and advice and list answer what the full read does."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(reach, "MIN_DF", 1)
     monkeypatch.setattr(reach, "SHARE", 1)
@@ -136,8 +138,20 @@ def test_a_query_of_the_most_terms_sums_every_bit_and_every_other_term(tmp_path,
     answers = []
     for switch in ("off", "on"):
         monkeypatch.setenv("SELF_LEARNING_INDEX", switch)
-        answers.append(advice.advise(Memory(store_dir), store_dir, query, 2000))
+        answers.append((advice.advise(Memory(store_dir), store_dir, query, 2000),
+                        review.list_cards(Stores(Memory(store_dir), "tester"), query=query,
+                                          limit=5)))
     ix = storeindex.open_index(Memory(store_dir))
-    assert ix.scalar("SELECT count(*) FROM vocab") == reach.BITS
+    slotted = {t for t, in ix.rows("SELECT term FROM vocab")}
+    terms = set(search.tokenize(query))
+    assert len(terms & slotted) > 150 and terms - slotted  # codes and FTS5 both
     ix.close()
-    assert answers[0] == answers[1] and answers[1]["items"]
+    assert answers[0] == answers[1] and answers[1][0]["items"] and answers[1][1]["items"]
+
+
+def test_a_documents_codes_are_its_frequencies_up_to_the_most_a_code_says():
+    slots = {"pytest": 0, "cache": 21, "docker": 199}
+    doc = {"pytest": 40.0, "cache": 2.0, "docker": 7.0, "npm": 5.0}  # 40: above what is keyed
+    codes = reach.codes_of(doc, slots, reach.keyed(slots), max(doc.values()))
+    assert codes == [7, 2 << 3, 0, 0, 0, 0, 0, 0, 0, 7 << 57]
+    assert reach.codes_of({"npm": 3.0}, slots, reach.keyed(slots), 3.0) == [0] * 10

@@ -129,19 +129,19 @@ def _compare(store_dir, query, status, monkeypatch, budget: int = 900, exclude=(
        split=st.integers(0, 14), look=st.sampled_from([1, 2, 3, 100]),
        budget=st.sampled_from([60, 140, 260, 900]),
        exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(8)]), max_size=2),
-       fts=st.booleans(), bits=st.sampled_from([0, 2, 186]), first=st.sampled_from([1, 4]))
+       fts=st.booleans(), slots=st.sampled_from([0, 2, 200]), first=st.sampled_from([1, 4]))
 def test_index_answers_equal_a_fresh_fold(files, query, status, split, look, budget, exclude,
-                                          fts, bits, first, tmp_path_factory, monkeypatch):
+                                          fts, slots, first, tmp_path_factory, monkeypatch):
     """``look`` makes advice stop early (the index walk reads only what can beat the lessons
     it weighed); small budgets leave room for a short, lower-ranked item only; ``fts``: cards
-    naming a query term are found by FTS5, or by scanning their documents; ``bits``: how many
-    terms list's and advice's SQL read from a card's bits rather than FTS5; ``first``: how
+    naming a query term are found by FTS5, or by scanning their documents; ``slots``: how many
+    terms list's and advice's SQL read from a card's codes rather than FTS5; ``first``: how
     many cards a list query reads for its first floor, per card shown."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(storeindex, "FTS", fts)
     monkeypatch.setattr(reach, "MIN_DF", 1)
     monkeypatch.setattr(reach, "SHARE", 1)
-    monkeypatch.setattr(reach, "BITS", bits)
+    monkeypatch.setattr(reach, "SLOTS", slots)
     monkeypatch.setattr(listquery, "FIRST", first)
     monkeypatch.setattr(index, "WARM", 1)  # so the lessons screened first must be the same
     monkeypatch.setattr(review, "SCREEN_MAX", 1)
@@ -388,19 +388,19 @@ EVIDENCE = st.fixed_dictionaries({
        query=QUERIES, look=st.sampled_from([1, 2, 4, 100]),
        budget=st.sampled_from([60, 150, 260, 600, 2000]), split=st.integers(0, 16),
        exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(12)]), max_size=3),
-       bits=st.sampled_from([0, 3, 186]), refresh=st.sampled_from([0, 256]))
+       slots=st.sampled_from([0, 3, 200]), refresh=st.sampled_from([0, 256]))
 def test_advice_from_the_index_walk_equals_the_full_sort(cards, signals, query, look, budget,
-                                                         split, exclude, bits, refresh,
+                                                         split, exclude, slots, refresh,
                                                          tmp_path_factory, monkeypatch):
     """Stores where most lessons clear the floors: ties (same stamps), escalated, excluded,
     held-back (the safety screen) and stale items, a look-down that stops the walk early, and
     budgets that leave room only for a short lower-ranked item. Query terms are read from
-    bits, FTS5 or both (``bits``), the title scores bounds lean on kept fresh or not."""
+    codes, FTS5 or both (``slots``), the title scores bounds lean on kept fresh or not."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(advice, "LOOK_DOWN", look)
     monkeypatch.setattr(reach, "MIN_DF", 1)
     monkeypatch.setattr(reach, "SHARE", 1)
-    monkeypatch.setattr(reach, "BITS", bits)
+    monkeypatch.setattr(reach, "SLOTS", slots)
     monkeypatch.setattr(reach, "REFRESH", refresh)
     store_dir = str(tmp_path_factory.mktemp("store"))
     files = {"cards": cards, "signals": signals}

@@ -226,9 +226,9 @@ def _reached(ix, terms: List[str], pool: "_Pool", rank_of, ceiling) -> Iterable[
     """The cards of a query best first, with FTS5: rows come from the rank key's index with
     an upper bound of their relevance (``reach``), those below the floors never leave SQLite,
     and a card's document is read only once its bound could beat the next item."""
-    bits = dict(ix.rows("SELECT term, bit FROM vocab"))
+    slots = dict(ix.rows("SELECT term, slot FROM vocab"))
     version = ix.scalar("SELECT coalesce(max(n), 0) FROM maxima WHERE name = 'pool'")
-    join, bound, params = reach.sql(terms, bits, pool.n, pool.avg, version, pool.weight)
+    join, bound, params = reach.sql(terms, slots, pool.n, pool.avg, version, pool.weight)
     rows = ix.each(f"SELECT c.rid, c.rankkey, {bound} AS reach FROM cards c {join} "
                    f"WHERE c.rankkey IS NOT NULL AND "
                    f"{reach.floor_test('reach', QUERY_FLOOR, CANDIDATE_FLOOR)} "

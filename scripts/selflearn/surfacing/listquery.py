@@ -24,7 +24,8 @@ from . import reach, search, storeindex
 COVERAGE_FLOOR = 0.3  # catalog's: a card must answer this share of the query (idf-weighted)
 ROUNDED = 0.00005     # a value below a floor by less than this still rounds up to it (4 places)
 SLACK = 1e-9          # floating point: SQL sums in another order than Python
-FIRST = 4             # the first read is this many times the cards asked for
+FIRST = 4             # the first read is this many times the cards asked for...
+SAMPLE = 8            # ...from every SAMPLE-th card (all of them when that gives too few)
 SCAN = "FROM cards c INDEXED BY cards_listed"  # the listed cards' covering index
 
 
@@ -37,25 +38,28 @@ class Query:
         self.ix, self.terms = ix, terms
         self.where = "c.listed = 1" + (f" AND {where}" if where else "")
         self.params = list(params)
-        bits = dict(ix.rows("SELECT term, bit FROM vocab"))
-        self.matches: List[str] = []  # FTS5 queries, each a flag ``x.f<j>`` per card
-        self.exact = [self._exact(t, bits) for t in terms]
-        self.held = [self._held(t, e, bits) for t, e in zip(terms, self.exact)]
+        slots = dict(ix.rows("SELECT term, slot FROM vocab"))
+        self.exact = [self._exact(t, slots) for t in terms]
+        self.held = [self._held(t, e, slots) for t, e in zip(terms, self.exact)]
+        self.coded = [reach.frequency(slots[t]) if t in slots else None for t in terms]
         self.n, self.avg, self.longest, df = self._stats(not where)
         self.idf = [reach.idf(self.n, d) for d in df]
         self.whole = sum(self.idf) or 1.0
 
-    def _flag(self, match: str) -> str:
-        self.matches.append(match)
-        return f"coalesce(x.f{len(self.matches) - 1}, 0)"
+    @staticmethod
+    def _found(terms: Iterable[str]) -> str:
+        """SQL: whether FTS5 finds the card holding one of ``terms`` (a match of the card's
+        rowid, listed once where SQLite first needs it: a card holding the term as a word
+        never looks)."""
+        match = " OR ".join(f'"{t}"' for t in terms)  # terms are [a-z0-9]+: a safe literal
+        return f"(c.rid IN (SELECT rowid FROM cardterms WHERE cardterms MATCH '{match}'))"
 
-    def _exact(self, term: str, bits: Dict[str, int]) -> str:
-        if term in bits:
-            column, value = reach.setting(bits[term])
-            return f"(c.{column} & {value} != 0)"
-        return self._flag(f'"{term}"')  # terms are [a-z0-9]+
+    def _exact(self, term: str, slots: Dict[str, int]) -> str:
+        if term in slots:
+            return reach.holds(slots[term])
+        return self._found([term])
 
-    def _held(self, term: str, exact: str, bits: Dict[str, int]) -> str:
+    def _held(self, term: str, exact: str, slots: Dict[str, int]) -> str:
         """``search.coverage``'s hold: the term as a word, or inside a longer word (terms of 4
         letters or more), which is a word of the listed cards' vocabulary containing it."""
         if len(term) < 4:
@@ -64,31 +68,25 @@ class Query:
             "SELECT term FROM pooldf WHERE pool = 'list' AND n > 0 AND length(term) > ? AND "
             "instr(term, ?) > 0", (len(term), term))]
         masks: Dict[str, int] = {}
-        for word in (w for w in longer if w in bits):
-            column, value = reach.setting(bits[word])
-            masks[column] = masks.get(column, 0) | value
-        parts = [exact] + [f"(c.{column} & {value} != 0)" for column, value in masks.items()]
-        rest = [w for w in longer if w not in bits]
+        for word in (w for w in longer if w in slots):
+            column, shift = reach.setting(slots[word])
+            masks[column] = masks.get(column, 0) | reach.MOST << shift
+        parts = [exact] + [f"(c.{column} & {mask} != 0)" for column, mask in masks.items()]
+        rest = [w for w in longer if w not in slots]
         if rest:
-            parts.append(self._flag(" OR ".join(f'"{w}"' for w in rest)))
+            parts.append(self._found(rest))
         return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
-    def _join(self, drive: bool = True) -> Tuple[str, list]:
-        """``FROM`` the cards, joined to ``x.f<j>`` (1 where the card matches the j-th FTS5
-        query). When every term is found by FTS5 (and the matches may ``drive``), its matches
-        drive: a rare term's cards are few; else the listed cards' covering index is
-        scanned."""
-        if not self.matches:
-            return SCAN, []
-        flags = ", ".join(f"max(f = {j}) AS f{j}" for j in range(len(self.matches)))
-        found = " UNION ALL ".join(
-            ["SELECT rowid AS rid, ? AS f FROM cardterms WHERE cardterms MATCH ?"]
-            * len(self.matches))
-        x = f"(SELECT rid, {flags} FROM ({found}) GROUP BY rid) x"
-        params = [v for j, m in enumerate(self.matches) for v in (j, m)]
-        if drive and all(e.startswith("coalesce(x.") for e in self.exact):
-            return f"FROM {x} CROSS JOIN cards c ON c.rid = x.rid", params
-        return f"{SCAN} LEFT JOIN {x} ON x.rid = c.rid", params
+    def _source(self, drive: bool = True) -> str:
+        """``FROM`` the cards: when every term is found by FTS5 (and its matches may
+        ``drive``), the cards it finds holding one (a rare term's are few); else the listed
+        cards' covering index."""
+        fts = [t for t, e in zip(self.terms, self.exact) if e.startswith("(c.rid IN")]
+        if drive and len(fts) == len(self.terms):
+            match = " OR ".join(f'"{t}"' for t in fts)
+            return (f"FROM (SELECT rowid AS rid FROM cardterms WHERE cardterms MATCH "
+                    f"'{match}') x CROSS JOIN cards c ON c.rid = x.rid")
+        return SCAN
 
     def _stats(self, listed: bool) -> Tuple[int, float, float, List[int]]:
         """The pool's size, average and longest document length, and each term's document
@@ -100,11 +98,10 @@ class Query:
             df = [self.ix.scalar("SELECT coalesce(max(n), 0) FROM pooldf WHERE pool = 'list' "
                                  "AND term = ?", (t,)) for t in self.terms]
         else:
-            join, params = self._join(drive=False)
             sums = "".join(f", total({e})" for e in self.exact)
             n, total, longest, *df = self.ix.rows(
-                f"SELECT count(*), total(c.doclen), max(c.doclen){sums} {join} "
-                f"WHERE {self.where}", params + self.params)[0]
+                f"SELECT count(*), total(c.doclen), max(c.doclen){sums} "
+                f"{self._source(drive=False)} WHERE {self.where}", self.params)[0]
             df = [int(d) for d in df]
         return n, reach.average(n, total), longest or 0.0, df
 
@@ -124,29 +121,37 @@ class Query:
                    for ws in combinations(self.idf, size))
 
     def scan(self, subset: str, more: Sequence, columns: str, tail: str = "",
-             extra: Sequence = ()) -> Iterable[tuple]:
+             extra: Sequence = (), sample: int = 1) -> Iterable[tuple]:
         """``columns`` (and ``tail``, then its ``extra`` parameters) over the kept cards of
-        ``subset`` (SQL and its ``more`` parameters), as ``rid``, ``bound`` (of the card's
-        relevance) and ``sure`` (its coverage and relevance clear their floors beyond
-        rounding)."""
+        ``subset`` (SQL and its ``more`` parameters; every ``sample``-th row only), as
+        ``rid``, ``bound`` and ``tight`` (bounds of the card's relevance: every term it holds
+        at its highest frequency, cheap; each at the frequency its code gives) and ``sure``
+        (its coverage and relevance clear their floors beyond rounding)."""
         k1, b, lift = search.K1, search.B, search.K1 + 1
-        join, params = self._join()
         said = " + ".join(f"{e} * {w!r}" for e, w in zip(self.exact, self.idf))
         covered = " + ".join(f"{h} * {w!r}" for h, w in zip(self.held, self.idf))
+        highest = ", ".join(  # each term's frequency at most
+            f"{e} * c.fmax AS g{i}" if f is None else
+            f"CASE {f} WHEN {reach.MOST} THEN c.fmax ELSE {f} END AS g{i}"
+            for i, (e, f) in enumerate(zip(self.exact, self.coded)))
         floor = COVERAGE_FLOOR - ROUNDED
         unsure = self._unsure()
         inner = (f"SELECT c.rid AS rid, ({said}) AS said, ({covered}) / {self.whole!r} AS cov, "
-                 f"c.fmax AS fmax, {k1!r} * (1 - {b!r} + {b!r} * c.doclen / {self.avg!r}) "
-                 f"AS norm {join} WHERE {self.where}{subset} AND "
-                 f"({' OR '.join(self.exact)}) AND ({covered}) / {self.whole!r} >= "
+                 f"c.fmax AS fmax, {k1 * (1 - b)!r} + {k1 * b / self.avg!r} * c.doclen "
+                 f"AS norm, {highest} {self._source()} WHERE {self.where}{subset} AND "
+                 + (f"c.rid % {sample} = 0 AND " if sample > 1 else "")  # first: cheap
+                 + f"({' OR '.join(self.exact)}) AND ({covered}) / {self.whole!r} >= "
                  f"{floor - (SLACK if unsure else 0)!r}")
         bound = f"said * fmax * {lift!r} / (fmax + norm)"
+        tight = " + ".join(f"{w * lift!r} * (1 - norm / (g{i} + norm))"  # g{i} once: a CASE
+                           for i, w in enumerate(self.idf))
         sure = (f"(cov >= {floor + SLACK!r} AND said * {lift!r} / (1 + norm) >= "
                 f"{ROUNDED + SLACK!r})") if unsure else "1"
         small = f" WHERE {bound} >= {ROUNDED - SLACK!r}" if unsure else ""
-        middle = f"SELECT rid, {bound} AS bound, {sure} AS sure FROM ({inner}){small}"
+        middle = (f"SELECT rid, {bound} AS bound, {tight} AS tight, {sure} AS sure "
+                  f"FROM ({inner}){small}")
         return self.ix.each(f"SELECT {columns} FROM ({middle}) {tail}",
-                            [*params, *self.params, *more, *extra])
+                            [*self.params, *more, *extra])
 
     def read(self, rids: Iterable[int], sure: bool) -> Iterable[tuple]:
         """``(rid, relevance or None, score, ts, status, ready)`` of cards, from their
@@ -206,15 +211,21 @@ def top(ix, terms: List[str], where: str, params: Sequence,
             elif item > best[0]:
                 heapq.heapreplace(best, item)
     floor = -1.0 if limit is None else 1e308 if limit == 0 else None
-    if floor is None:  # the best by bound, read: the k-th of them is a first floor
-        first = list(q.scan(extra, more, "rid, sure", "ORDER BY bound DESC LIMIT ?",
-                            [FIRST * limit]))
-        take(q.read((r for r, sure in first if sure), True))
-        take(q.read((r for r, sure in first if not sure), False))
-        floor = best[0][0] - ROUNDED - SLACK if len(best) >= limit else -1.0
+    for sample in (SAMPLE, 1) if floor is None else ():
+        # the best of every ``sample``-th card by their tight bound, read: the k-th of them
+        # is a first floor (every card whose bound is below it is never read)
+        first = list(q.scan(extra, more, "rid, sure", "ORDER BY tight DESC LIMIT ?",
+                            [FIRST * limit], sample))
+        take(q.read((r for r, sure in first if sure and r not in seen), True))
+        take(q.read((r for r, sure in first if not sure and r not in seen), False))
+        if len(best) >= limit:
+            floor = best[0][0] - ROUNDED - SLACK
+            break
+    floor = -1.0 if floor is None else floor
     (kept, unsure, above, doubt), = q.scan(
         extra, more, f"count(*), total(NOT sure), group_concat(CASE WHEN bound >= {floor!r} "
-        "AND sure THEN rid END), group_concat(CASE WHEN NOT sure THEN rid END)")
+        f"AND tight >= {floor!r} AND sure THEN rid END), "
+        "group_concat(CASE WHEN NOT sure THEN rid END)")
     take(q.read((r for r in _rids(above) if r not in seen), True))
     if unsure:  # decided by reading, as catalog decides
         doubt = _rids(doubt)

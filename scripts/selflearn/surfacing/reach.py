@@ -4,15 +4,18 @@ advice's relevance is BM25 of the query against a card divided by the card's BM2
 title (``advice.relevance``). A prompt of common words names most cards, and reading every
 such card's document to score it made the prompt hook slow. So the index keeps, per card:
 
-- ``mask0``...: which of the pool's common terms its document holds, a bit per term (``vocab``:
-  at most ``BITS`` terms, each in at least a ``SHARE``-th of advice's pool when given its bit);
+- ``code0``...: how often its document holds each of the pool's common terms, ``CODE`` bits a
+  term (``vocab`` gives each its slot: at most ``SLOTS`` terms, each in at least a
+  ``SHARE``-th of advice's pool when given one): the term's frequency up to ``MOST``, which
+  stands for ``MOST`` or more; 0 where the document lacks it. ``listquery`` ranks with them;
+  here they say which terms a card holds;
 - ``fmax``: its highest term frequency, which no query term can exceed;
 - ``ref``: its title score, and beside it what bounds that score's drift (``refg``, the sum of
   the title terms' saturations; ``refr``, each of them over the term's document frequency plus
   0.5) as of pool version ``refver``, when the pool's average length was ``refavg``.
 
 From these, ``sql`` bounds a card's relevance without its document: the query terms it holds
-(bits, and an FTS5 sum for terms without one), each at the saturation of ``fmax``, over the
+(codes, and an FTS5 sum for terms without one), each at the saturation of ``fmax``, over the
 least its title score can be now. Each pool change moves the pool's size and any document
 frequency by at most one, so ``d`` changes since ``refver`` lower a title term's idf by at most
 ``d * (1/(N-2d+1) + 1/(df+0.5))``; a smaller average length lowers each saturation at most in
@@ -25,13 +28,15 @@ from typing import Dict, List, Sequence, Tuple
 
 from . import search
 
-MASKS = ("mask0", "mask1", "mask2")  # columns of bits, 62 a column (SQLite integers, kept
-PER_MASK = 62                         # positive)
-BITS = PER_MASK * len(MASKS)  # terms with a bit
-_FULL = (1 << PER_MASK) - 1
-SHARE = 64         # a term earns a bit once at least 1/SHARE of advice's pool holds it...
-MIN_DF = 16        # ...and at least this many cards: a bit then spares reading many documents
-NEW_BITS = 2       # bits given per catch-up (each is set through FTS5: cost ~ its cards)
+CODE, MOST = 3, 7        # bits of a term's code; the frequency the highest code stands for
+PER_COLUMN = 20          # codes in one column (60 bits: SQLite integers are signed 64-bit)
+COLUMNS = tuple(f"code{i}" for i in range(10))
+SLOTS = PER_COLUMN * len(COLUMNS)  # terms with a code
+_FULL = (1 << (CODE * PER_COLUMN)) - 1
+_KEYED = 32              # frequencies up to this are looked up (``keyed``); more are computed
+SHARE = 64         # a term earns a slot once at least 1/SHARE of advice's pool holds it...
+MIN_DF = 16        # ...and at least this many cards: a code then spares reading many documents
+NEW_SLOTS = 2      # slots given per catch-up (each is set through FTS5: cost ~ its cards)
 REFRESH = 32       # cards whose title score is computed again per catch-up that changed the pool
 MARGIN = 1e-4      # relevance is rounded to 4 places; bounds keep this much room
 
@@ -45,29 +50,49 @@ def idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def earns_bit(df: int, n: int) -> bool:
+def earns_slot(df: int, n: int) -> bool:
     return df >= max(MIN_DF, n / SHARE)
 
 
-def masks_of(terms, flags: Dict[str, int]) -> List[int]:
-    """The ``MASKS`` values of a document holding ``terms`` (a set or dict), where ``flags``
-    (``flags_of``) gives each term with a bit that bit's value in one wide integer."""
-    wide = sum(map(flags.__getitem__, flags.keys() & terms))  # in C, over the smaller one
-    return [(wide >> (PER_MASK * i)) & _FULL for i in range(len(MASKS))]
+def keyed(slots: Dict[str, int]) -> Dict[Tuple[str, float], int]:
+    """Each ``(term, frequency)`` of a term with a slot, up to ``_KEYED``, and the value it
+    adds to the codes of a document (in one wide integer): a document's pairs are then summed
+    in C (``codes_of``)."""
+    return {(term, float(f)): min(f, MOST) << (CODE * slot)
+            for term, slot in slots.items() for f in range(1, _KEYED + 1)}
 
 
-def flags_of(bits: Dict[str, int]) -> Dict[str, int]:
-    return {term: 1 << bit for term, bit in bits.items()}
+def codes_of(doc: Dict[str, float], slots: Dict[str, int],
+             pairs: Dict[Tuple[str, float], int], fmax: float) -> List[int]:
+    """The ``COLUMNS`` values of a document (term -> frequency, whole numbers, the highest
+    ``fmax``), where ``pairs`` is ``keyed(slots)``."""
+    wide = sum(map(pairs.__getitem__, pairs.keys() & doc.items()))
+    if fmax > _KEYED:  # rare: a frequency too high to be looked up
+        for term in slots.keys() & {t for t, f in doc.items() if f > _KEYED}:
+            wide |= MOST << (CODE * slots[term])
+    return [(wide >> (CODE * PER_COLUMN * i)) & _FULL for i in range(len(COLUMNS))]
 
 
-def setting(bit: int) -> Tuple[str, int]:
-    """The mask column holding ``bit``, and the value of that bit in it."""
-    return MASKS[bit // PER_MASK], 1 << (bit % PER_MASK)
+def setting(slot: int) -> Tuple[str, int]:
+    """The column holding ``slot``'s code, and the shift of that code in it."""
+    return COLUMNS[slot // PER_COLUMN], CODE * (slot % PER_COLUMN)
 
 
-def _held(term: str, bit: int, weight) -> str:
-    column, value = setting(bit)
-    return f"(c.{column} & {value} != 0) * {weight(term)!r}"
+def holds(slot: int, card: str = "c") -> str:
+    """SQL: whether the card holds the term of ``slot`` (its code is not 0)."""
+    column, shift = setting(slot)
+    return f"({card}.{column} & {MOST << shift} != 0)"
+
+
+def frequency(slot: int, card: str = "c") -> str:
+    """SQL: the frequency of ``slot``'s term in the card, as far as its code tells (``MOST``
+    stands for ``MOST`` or more)."""
+    column, shift = setting(slot)
+    return f"(({card}.{column} >> {shift}) & {MOST})"
+
+
+def _held(term: str, slot: int, weight) -> str:
+    return f"{holds(slot)} * {weight(term)!r}"
 
 
 def title_reach(length: float, tdoc: Sequence[Tuple[str, float]], avg: float,
@@ -86,14 +111,14 @@ def title_reach(length: float, tdoc: Sequence[Tuple[str, float]], avg: float,
     return ref, refg, refr
 
 
-def sql(terms: List[str], bits: Dict[str, int], n: int, avg: float, version: int,
+def sql(terms: List[str], slots: Dict[str, int], n: int, avg: float, version: int,
         weight) -> Tuple[str, str, list]:
     """``(join, reach, params)``: a ``LEFT JOIN`` (or "") giving ``x.s``, the idf sum of the
-    query terms without a bit each card holds, and the expression of an upper bound of the
+    query terms without a slot each card holds, and the expression of an upper bound of the
     card ``c``'s relevance (above 1 means no bound), with their parameters in order."""
     k1, b, lift = search.K1, search.B, search.K1 + 1
-    held = " + ".join(_held(t, bits[t], weight) for t in terms if t in bits)
-    rare = [t for t in terms if t not in bits]
+    held = " + ".join(_held(t, slots[t], weight) for t in terms if t in slots)
+    rare = [t for t in terms if t not in slots]
     join, params = "", []
     if rare:
         join = ("LEFT JOIN (SELECT rid, sum(w) AS s FROM (" + " UNION ALL ".join(

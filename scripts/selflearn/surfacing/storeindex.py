@@ -23,7 +23,7 @@ from ..storage.memo import Memo
 from ..storage.record import dedup_key
 from . import apart, reach, score, search, topk
 
-SCHEMA = 9   # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 10  # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 FTS = True               # use FTS5 where the build has it (tests turn it off to cover the scan)
@@ -49,8 +49,8 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
                    least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER, rankkey REAL,
-                   mask0 INTEGER, mask1 INTEGER, mask2 INTEGER, fmax REAL, ref REAL,
-                   refg REAL, refr REAL, refver INTEGER, refavg REAL);
+                   {CODES}, fmax REAL, ref REAL, refg REAL, refr REAL, refver INTEGER,
+                   refavg REAL);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -63,12 +63,12 @@ CREATE INDEX cards_pool ON cards(pool, doclen);
 CREATE INDEX cards_status ON cards(status, ready, doclen);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
 CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
-CREATE INDEX cards_reach ON cards(rankkey, raw_status, mask0, mask1, mask2, fmax, doclen, ref,
+CREATE INDEX cards_reach ON cards(rankkey, raw_status, {CODED}, fmax, doclen, ref,
                                  refg, refr, refver, refavg) WHERE rankkey IS NOT NULL;
-CREATE TABLE vocab(term TEXT PRIMARY KEY, bit INTEGER) WITHOUT ROWID;
+CREATE TABLE vocab(term TEXT PRIMARY KEY, slot INTEGER) WITHOUT ROWID;
 CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
-CREATE INDEX cards_listed ON cards(status, skill, scope, ready, mask0, mask1, mask2, fmax,
-                                  doclen) WHERE listed = 1;
+CREATE INDEX cards_listed ON cards(status, skill, scope, ready, {CODED}, fmax, doclen)
+    WHERE listed = 1;
 CREATE INDEX cards_sdigest ON cards(sdigest);
 CREATE INDEX cards_unjudged ON cards({JUDGE_ORDER}, rid DESC)
     WHERE listed = 1 AND sok = 0 AND verdict IS NULL;
@@ -86,7 +86,9 @@ CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS verdicts(digest TEXT PRIMARY KEY, held INTEGER, reasons TEXT)
     WITHOUT ROWID;
-""".replace("{JUDGE_ORDER}", JUDGE_ORDER)
+""".replace("{JUDGE_ORDER}", JUDGE_ORDER).replace(
+    "{CODES}", ", ".join(f"{c} INTEGER" for c in reach.COLUMNS)).replace(
+    "{CODED}", ", ".join(reach.COLUMNS))
 # Which cards name a term, where SQLite has FTS5 (a contentless table of each card's terms,
 # presence only: the frequencies stay in ``carddoc``); without it, documents are scanned.
 _TERMS = ("CREATE VIRTUAL TABLE IF NOT EXISTS cardterms USING fts5(terms, content='', "
@@ -986,8 +988,9 @@ class _Apply:
                     sizes[name][0] -= 1
                     sizes[name][1] -= length
         moves = sum(1 for _, pool, _, _ in self.left_pool if pool)
-        bits = self._bits()
-        choose = self.rebuilding and self.ix.fts and not bits
+        slots = self._slots()
+        choose = self.rebuilding and self.ix.fts and not slots
+        pairs = reach.keyed(slots)
         ids = list(self.changed)
         if self.rebuilding:  # every card: in row order, so each table is written front to back
             ids = [cid for cid, in self.db.execute("SELECT id FROM cards ORDER BY rid")]
@@ -1022,12 +1025,12 @@ class _Apply:
                     self.pooled.append(row)
             if names:
                 if choose:  # a rebuild names the common terms from its first cards
-                    bits.update(self._choose(docs, [r[names.index("pool")] for r in narrow]))
-                    choose = False
-                flags = reach.flags_of(bits)
-                at = names.index(reach.MASKS[0])
-                for values, terms in zip(narrow, docs):
-                    values[at:at + len(reach.MASKS)] = reach.masks_of(terms, flags)
+                    slots.update(self._choose(docs, [r[names.index("pool")] for r in narrow]))
+                    pairs, choose = reach.keyed(slots), False
+                at, most = names.index(reach.COLUMNS[0]), names.index("fmax")
+                for values, doc in zip(narrow, docs):
+                    values[at:at + len(reach.COLUMNS)] = reach.codes_of(doc, slots, pairs,
+                                                                        values[most])
                 self._terms(chunk, texts)
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
@@ -1047,8 +1050,8 @@ class _Apply:
         if moves:
             self._count("pool", moves)
         if self.ix.fts:
-            if not self.rebuilding:  # a rebuild's bits come from its first cards (``_choose``)
-                self._more_bits(bits, [t for t, n in df["advice"].items() if n > 0])
+            if not self.rebuilding:  # a rebuild's slots come from its first cards (``_choose``)
+                self._more_slots(slots, [t for t, n in df["advice"].items() if n > 0])
             self._refs(moves)
 
     # --- what bounds a card's relevance (``reach``) -----------------------------------------------
@@ -1061,29 +1064,29 @@ class _Apply:
         self.db.execute("INSERT INTO maxima VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET n = "
                         + ("n + excluded.n" if add else "excluded.n"), (name, n))
 
-    def _bits(self) -> Dict[str, int]:
-        return dict(self.db.execute("SELECT term, bit FROM vocab"))
+    def _slots(self) -> Dict[str, int]:
+        return dict(self.db.execute("SELECT term, slot FROM vocab"))
 
     def _choose(self, docs: List[List[str]], pool: List[int]) -> Dict[str, int]:
-        """The terms most of a rebuild's first cards hold (``reach.earns_bit`` among them)."""
+        """The terms most of a rebuild's first cards hold (``reach.earns_slot`` among them)."""
         held = Counter()
         for terms, member in zip(docs, pool):
             if member:
                 held.update(iter(terms))  # a document: count its terms once
         n = sum(pool)
-        chosen = sorted((t for t, c in held.items() if reach.earns_bit(c, n)),
-                        key=lambda t: (-held[t], t))[:reach.BITS]
-        bits = {t: i for i, t in enumerate(chosen)}
-        self.db.executemany("INSERT INTO vocab VALUES (?, ?)", bits.items())
-        return bits
+        chosen = sorted((t for t, c in held.items() if reach.earns_slot(c, n)),
+                        key=lambda t: (-held[t], t))[:reach.SLOTS]
+        slots = {t: i for i, t in enumerate(chosen)}
+        self.db.executemany("INSERT INTO vocab VALUES (?, ?)", slots.items())
+        return slots
 
-    def _more_bits(self, bits: Dict[str, int], grown: List[str]) -> None:
-        """Give free bits to terms that just became common (``reach.NEW_BITS`` at a time; only
-        ``grown`` terms can have), setting them in the masks of the cards FTS5 finds holding
-        them: a term held by more than twice the least is left to FTS5, so that no catch-up
-        rewrites a large share of the cards."""
-        free = reach.BITS - len(bits)
-        grown = [t for t in grown if t not in bits]
+    def _more_slots(self, slots: Dict[str, int], grown: List[str]) -> None:
+        """Give free slots to terms that just became common (``reach.NEW_SLOTS`` at a time;
+        only ``grown`` terms can have), setting their codes in the cards FTS5 finds holding
+        them, from the frequency their documents give: a term held by more than twice the
+        least is left to FTS5, so that no catch-up rewrites a large share of the cards."""
+        free = reach.SLOTS - len(slots)
+        grown = [t for t in grown if t not in slots]
         if free <= 0 or not grown:
             return
         n = self._maximum("advice_n")
@@ -1094,13 +1097,17 @@ class _Apply:
                 f"SELECT term, n FROM pooldf WHERE pool = 'advice' AND n BETWEEN ? AND ? AND "
                 f"term IN ({','.join('?' * len(chunk))})", [least, 2 * least, *chunk]).fetchall()
         for term, _ in sorted(found, key=lambda row: (-row[1], row[0]))[:min(free,
-                                                                            reach.NEW_BITS)]:
-            bit = len(bits)
-            bits[term] = bit
-            self.db.execute("INSERT INTO vocab VALUES (?, ?)", (term, bit))
-            column, value = reach.setting(bit)
-            self.db.execute(f"UPDATE cards SET {column} = {column} | ? WHERE rid IN (SELECT rowid "
-                            "FROM cardterms WHERE cardterms MATCH ?)", (value, f'"{term}"'))
+                                                                            reach.NEW_SLOTS)]:
+            slot = len(slots)
+            slots[term] = slot
+            self.db.execute("INSERT INTO vocab VALUES (?, ?)", (term, slot))
+            column, shift = reach.setting(slot)
+            key = keys_of([term])[0]
+            self.db.execute(
+                f"UPDATE cards SET {column} = {column} | (min({reach.MOST}, (SELECT CAST(substr("
+                f"d.doc, instr(d.doc, ?) + {len(key)}, 24) AS INTEGER) FROM carddoc d WHERE "
+                f"d.rid = cards.rid)) << {shift}) WHERE rid IN (SELECT rowid FROM cardterms "
+                "WHERE cardterms MATCH ?)", (key, f'"{term}"'))
 
     def _refs(self, moves: int) -> None:
         """The title scores (``reach.title_reach``) of the pool's cards derived in this run, and
@@ -1171,7 +1178,7 @@ class _Apply:
                 "first": str(card.get("_first_ts") or card.get("ts") or ""),
                 "last_seen": str(card.get("last_seen") or ""),
                 "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
-                "least": item_floor(card), **dict.fromkeys(reach.MASKS, 0),
+                "least": item_floor(card), **dict.fromkeys(reach.COLUMNS, 0),
                 "fmax": max(doc.values(), default=0.0),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card)),
                 # what score and backport_ready read of the view (``_scored``)
