@@ -24,6 +24,7 @@ Must not import advice, storeindex or cli.
 """
 
 import math
+from itertools import repeat
 from typing import Dict, List, Sequence, Tuple
 
 from . import search
@@ -66,7 +67,7 @@ def codes_of(doc: Dict[str, float], slots: Dict[str, int],
              pairs: Dict[Tuple[str, float], int], fmax: float) -> List[int]:
     """The ``COLUMNS`` values of a document (term -> frequency, whole numbers, the highest
     ``fmax``), where ``pairs`` is ``keyed(slots)``."""
-    wide = sum(map(pairs.__getitem__, pairs.keys() & doc.items()))
+    wide = sum(map(pairs.get, doc.items(), repeat(0)))  # each pair looked up once, in C
     if fmax > _KEYED:  # rare: a frequency too high to be looked up
         for term in slots.keys() & {t for t, f in doc.items() if f > _KEYED}:
             wide |= MOST << (CODE * slots[term])
