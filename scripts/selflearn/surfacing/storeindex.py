@@ -59,8 +59,6 @@ CREATE VIEW cardsd AS SELECT cards.*, carddoc.doc, carddoc.tdoc FROM cards JOIN 
     ON carddoc.rid = cards.rid;
 CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
-CREATE INDEX cards_pool ON cards(pool, doclen);
-CREATE INDEX cards_status ON cards(status, ready, doclen);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
 CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
 CREATE INDEX cards_reach ON cards(rankkey, raw_status, {CODED}, fmax, doclen, ref,
