@@ -40,7 +40,8 @@ class Query:
         self.params = list(params)
         slots = dict(ix.rows("SELECT term, slot FROM vocab"))
         self.exact = [self._exact(t, slots) for t in terms]
-        self.held = [self._held(t, e, slots) for t, e in zip(terms, self.exact)]
+        longer = self._longer()
+        self.held = [self._held(e, longer[t], slots) for t, e in zip(terms, self.exact)]
         self.coded = [reach.frequency(slots[t]) if t in slots else None for t in terms]
         self.n, self.avg, self.longest, df = self._stats(not where)
         self.idf = [reach.idf(self.n, d) for d in df]
@@ -59,14 +60,26 @@ class Query:
             return reach.holds(slots[term])
         return self._found([term])
 
-    def _held(self, term: str, exact: str, slots: Dict[str, int]) -> str:
-        """``search.coverage``'s hold: the term as a word, or inside a longer word (terms of 4
-        letters or more), which is a word of the listed cards' vocabulary containing it."""
-        if len(term) < 4:
-            return exact
-        longer = [w for w, in self.ix.each(
-            "SELECT term FROM pooldf WHERE pool = 'list' AND n > 0 AND length(term) > ? AND "
-            "instr(term, ?) > 0", (len(term), term))]
+    def _longer(self) -> Dict[str, List[str]]:
+        """Per query term of 4 letters or more (``search.coverage`` finds those inside longer
+        words), the longer words of the listed cards' vocabulary holding it: one pass over
+        the vocabulary for all of them."""
+        wanted = [t for t in self.terms if len(t) >= 4]
+        out: Dict[str, List[str]] = {t: [] for t in self.terms}
+        if not wanted:
+            return out
+        for word, in self.ix.each(
+                "SELECT term FROM pooldf WHERE pool = 'list' AND n > 0 AND length(term) > ? AND "
+                f"({' OR '.join(['instr(term, ?) > 0'] * len(wanted))})",
+                (min(map(len, wanted)), *wanted)):
+            for term in wanted:
+                if term in word and len(word) > len(term):
+                    out[term].append(word)
+        return out
+
+    def _held(self, exact: str, longer: List[str], slots: Dict[str, int]) -> str:
+        """``search.coverage``'s hold: the term as a word (``exact``), or as one of the
+        ``longer`` words holding it."""
         masks: Dict[str, int] = {}
         for word in (w for w in longer if w in slots):
             column, shift = reach.setting(slots[word])
