@@ -15,3 +15,10 @@ TEXTS = st.one_of(st.lists(PIECES, max_size=20).map("".join), st.text(max_size=4
 @given(value=st.one_of(TEXTS, st.none(), st.integers()))
 def test_collapsed_is_as_long_as_clean(value):
     assert len(text.collapsed(value)) == len(text.clean(value))
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=st.one_of(TEXTS, st.text(alphabet=st.characters(max_codepoint=0x7f)), st.none()))
+def test_plain_turns_every_control_and_invisible_character_into_a_space(value):
+    """Its fast path (printable ASCII, nothing to replace) gives what the table gives."""
+    assert text.plain(value) == str(value or "").translate(text._TO_SPACE)

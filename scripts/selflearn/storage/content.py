@@ -31,6 +31,11 @@ def record_text(record: dict) -> str:
         value = record.get(name)
         if isinstance(value, str):  # most fields: no generator to walk
             parts.append(value)
+        elif isinstance(value, list) and value:
+            try:  # a list of strings, as most are: joined in C
+                parts.append("\n".join(value))
+            except TypeError:
+                parts.extend(_strings(value))
         elif value is not None:
             parts.extend(_strings(value))
     return "\n".join(parts)

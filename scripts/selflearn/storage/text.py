@@ -26,7 +26,10 @@ _TO_SPACE = dict.fromkeys(
 
 def plain(text) -> str:
     """``text`` with control, invisible and direction characters and line breaks as spaces."""
-    return str(text or "").translate(_TO_SPACE)
+    text = str(text or "")
+    if text.isascii() and text.isprintable():  # most text: nothing to replace (checked in C)
+        return text
+    return text.translate(_TO_SPACE)
 
 
 def terminal(line: str) -> str:
