@@ -955,13 +955,12 @@ class _Apply:
 
     def _scored(self) -> None:
         """After a rebuild whose signals were read apart (``_derive`` ran before they were in):
-        score, readiness and rank key of the cards any signal names, the score from what
-        ``_derive`` kept of each card (``score_views``) instead of reading it again."""
+        score and readiness of every card, from what ``_derive`` kept of it (``score_views``)
+        instead of reading it again, and the rank keys of the cards with evidence."""
         self._max_violations()
-        named = [t for t, in self.db.execute(  # in row order, as ``_derive`` wrote them
-            "SELECT id FROM cards WHERE id IN (SELECT target FROM tally) ORDER BY rid")
-            if t in self.score_views]
-        for chunk in _chunks(named):
+        derived = [t for t, in self.db.execute(  # in row order, as ``_derive`` wrote them
+            "SELECT id FROM cards ORDER BY rid") if t in self.score_views]
+        for chunk in _chunks(derived):
             counts, rows = self.ix.tallies(chunk), []
             for cid in chunk:
                 status, scope, shareable = self.score_views[cid]
@@ -1000,7 +999,8 @@ class _Apply:
                                    f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
             narrow, wide, texts, docs, names = [], [], [], [], None
             for cid, row, data in rows:
-                columns = self._card_columns(fastjson.loads(data), counts.get(cid, {}))
+                columns = self._card_columns(fastjson.loads(data),
+                                             counts.get(cid, {}) if signals else None)
                 view = columns.pop("_view")
                 if not signals:
                     self.score_views[cid] = view
@@ -1161,15 +1161,19 @@ class _Apply:
                     f"WHERE c.id IN ({marks})", ids)])
         self.db.executemany("INSERT INTO cardterms(rowid, terms) VALUES (?, ?)", texts)
 
-    def _card_columns(self, card: dict, counts: Dict[str, int]) -> dict:
+    def _card_columns(self, card: dict, counts: Optional[Dict[str, int]]) -> dict:
+        """The card's columns; without ``counts`` (its signals not read yet) no score nor
+        readiness, which ``_scored`` gives every card from ``_view``."""
         ts, status, skill, scope, raw_status, origin, tags = _view_columns(card)
-        view = public(card)
+        view = {"status": card.get("status", "proposed"), "scope": card.get("scope", "project"),
+                "shareable": card.get("shareable", True)}  # what public() gives of them
         doc = search.document(card)
         title = list(dict.fromkeys(search.tokenize(str(card.get("title") or ""))))
         return {"ts": ts, "status": status, "skill": skill,
                 "scope": scope, "raw_status": raw_status, "origin": origin, "tags": tags,
-                "dkey": dedup_key(card), "score": score.score(view, counts)[0],
-                "ready": int(score.backport_ready(view, counts)),
+                "dkey": dedup_key(card),
+                "score": None if counts is None else score.score(view, counts)[0],
+                "ready": None if counts is None else int(score.backport_ready(view, counts)),
                 "doc": encode_doc(doc), "doclen": sum(doc.values()),
                 "pool": int(surfaceable(card)), "base": lifecycle.base_confidence(card),
                 "listed": int(status is None or status not in model.HIDDEN_STATUSES),
@@ -1179,8 +1183,8 @@ class _Apply:
                 "least": item_floor(card), **dict.fromkeys(reach.COLUMNS, 0),
                 "fmax": max(doc.values(), default=0.0),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card)),
-                # what score and backport_ready read of the view (``_scored``)
-                "_view": (view["status"], view["scope"], view.get("shareable", True))}
+                # what score and backport_ready read of a card (``_scored``)
+                "_view": (view["status"], view["scope"], view["shareable"])}
 
     def _max_violations(self) -> None:
         """The most violations a card has had (``maxima``): advice's bound allows for the
