@@ -15,7 +15,7 @@ from . import listquery, score, search, storeindex
 from ..storage.memory import Stores
 
 DAY = 86400.0
-COVERAGE_FLOOR = 0.3  # a card must answer this share of what the query asks (idf-weighted)
+COVERAGE_FLOOR = listquery.COVERAGE_FLOOR  # a card must answer this share of the query
 
 
 _public = storeindex.public
@@ -203,15 +203,8 @@ def _ranked(ix, terms: List[str], skill, tag, scope, statuses) -> List[tuple]:
     whole = sum(dict(zip(terms, idf)).values()) or 1.0
     ranked = []
     for rid, points, ts, status, ready, length, freqs, held in rows:
-        if round(sum(w for w, h in zip(idf, held) if h) / whole, 4) < COVERAGE_FLOOR:
-            continue  # rank's coverage: the card answers too little of the query
-        rel = 0.0
-        for weight, f in zip(idf, freqs):
-            if f:
-                rel += weight * f * (search.K1 + 1) / (f + search.K1 * (
-                    1 - search.B + search.B * length / avg))
-        rel = round(rel, 4)
-        if rel > 0:
+        rel = listquery.relevance(idf, freqs, length, avg, held, whole)
+        if rel is not None:
             ranked.append((rel, points, ts, rid, status, ready))
     ranked.sort(key=lambda r: r[:3], reverse=True)
     return [(rid, rel, status, ready) for rel, _, _, rid, status, ready in ranked]
@@ -228,10 +221,8 @@ def _naming(ix, where: str, params: list, terms: List[str], allowed) -> List[tup
                          terms, "ORDER BY rid"):
         if allowed is not None and row[0] not in allowed:
             continue
-        doc = row[6]
-        freqs = storeindex.frequencies(doc, keys)
-        rows.append((*row[:6], freqs, [f is not None or (len(t) >= 4 and storeindex.inside(doc, t))
-                                       for t, f in zip(terms, freqs)]))
+        freqs = storeindex.frequencies(row[6], keys)
+        rows.append((*row[:6], freqs, listquery.held_of(terms, row[6], freqs)))
     return rows
 
 

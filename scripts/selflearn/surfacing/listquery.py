@@ -5,13 +5,15 @@ that names a query term.
 terms it holds, as a word or inside a longer one, over the idf of all of them) and its BM25
 relevance, rounded to 4 places, is above 0; it ranks the kept cards by relevance, score, time.
 A query of common words names most cards, and reading each one's document made it slow. Here
-SQLite decides coverage over a covering index (``cards_listed``) from the bits of common terms
-(``reach.MASKS``) and FTS5 for the rest, "inside a longer word" being "holding a longer word of
-the listed cards' vocabulary that contains it". It counts the kept cards, and bounds each one's
-relevance by giving every term it holds its highest term frequency (``fmax``). The best few by
-that bound are read first: the k-th relevance among them is a floor no card of a lower bound
-can reach, and only the cards above it are read. Where rounding could put a card on either side
-of a floor, SQLite leaves it to a read, which decides it as ``catalog`` does.
+SQLite decides coverage over a covering index of the listed cards (``cards_listed``), from the
+codes of common terms (``reach.COLUMNS``) and FTS5 for the rest, "inside a longer word" being
+"holding a longer word of the listed cards' vocabulary that contains it", and counts the kept
+cards. It bounds each one's relevance twice: cheaply, every term it holds at its highest
+frequency (``fmax``), and tightly, each common term at the frequency its code gives. The best
+by the tight bound of every ``SAMPLE``-th card are read first: the k-th relevance among them is
+a floor no card of a lower bound can reach, and only the cards whose bounds reach it are read.
+Where rounding could put a card on either side of a floor, SQLite leaves it to a read, which
+decides it as ``catalog`` does.
 Must not import catalog, review, advice or cli.
 """
 
@@ -177,21 +179,27 @@ class Query:
                     "SELECT c.rid, c.score, c.ts, c.status, c.ready, c.doclen, d.doc FROM cards c "
                     f"JOIN carddoc d ON d.rid = c.rid WHERE c.rid IN "
                     f"({','.join('?' * len(chunk))})", chunk):
-                yield rid, relevance(self.terms, keys, self.idf, None if sure else self.whole,
-                                     self.avg, doc or "", length), score, ts, status, ready
+                freqs = storeindex.frequencies(doc or "", keys)
+                held = None if sure else held_of(self.terms, doc or "", freqs)
+                yield (rid, relevance(self.idf, freqs, length, self.avg, held, self.whole),
+                       score, ts, status, ready)
 
 
-def relevance(terms: List[str], keys: List[str], idf: List[float], whole: Optional[float],
-              avg: float, doc: str, length: float) -> Optional[float]:
-    """``catalog.rank``'s relevance of one card from its encoded document (``keys``:
-    ``storeindex.keys_of(terms)``), term for term in the same order; None when the card is
-    left out. ``whole`` is the idf of all the terms, None when the card's coverage is known."""
-    freqs = storeindex.frequencies(doc, keys)
-    if whole is not None:
-        held = [f is not None or (len(t) >= 4 and storeindex.inside(doc, t))
-                for t, f in zip(terms, freqs)]
-        if round(sum(w for w, h in zip(idf, held) if h) / whole, 4) < COVERAGE_FLOOR:
-            return None
+def held_of(terms: List[str], doc: str, freqs: List[Optional[float]]) -> List[bool]:
+    """Per term, whether a card holds it for ``search.coverage``: as a word (its frequency in
+    the encoded document ``doc``), or, 4 letters or more, inside a longer word."""
+    return [f is not None or (len(t) >= 4 and storeindex.inside(doc, t))
+            for t, f in zip(terms, freqs)]
+
+
+def relevance(idf: List[float], freqs: List[Optional[float]], length: float, avg: float,
+              held: Optional[List[bool]] = None, whole: float = 1.0) -> Optional[float]:
+    """``catalog.rank``'s relevance of one card from its query terms' frequencies, term for
+    term in the same order; None when the card is left out: it rounds to 0, or (checked when
+    ``held`` is given, ``whole`` being the idf of all the terms) covers too little."""
+    if held is not None and \
+            round(sum(w for w, h in zip(idf, held) if h) / whole, 4) < COVERAGE_FLOOR:
+        return None
     rel, lift = 0.0, search.K1 + 1
     norm = search.K1 * (1 - search.B + search.B * length / avg)
     for weight, f in zip(idf, freqs):
