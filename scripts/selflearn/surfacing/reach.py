@@ -29,7 +29,8 @@ from typing import Dict, List, Sequence, Tuple
 
 from . import search
 
-CODE, MOST = 3, 7        # bits of a term's code; the frequency the highest code stands for
+CODE = 3                 # bits of a term's code
+MOST = (1 << CODE) - 1   # the highest code (all its bits set): this frequency or more
 PER_COLUMN = 20          # codes in one column (60 bits: SQLite integers are signed 64-bit)
 COLUMNS = tuple(f"code{i}" for i in range(10))
 SLOTS = PER_COLUMN * len(COLUMNS)  # terms with a code
