@@ -6,12 +6,11 @@ here so they agree on what a score, a stale recommendation or a backport
 candidate is.
 """
 
-import math
 from typing import Dict, List, Optional, Tuple
 
 from ..learning import corrections, lifecycle
 from ..storage import fastjson, model
-from . import listquery, score, search, storeindex
+from . import listquery, reach, score, search, storeindex
 from ..storage.memory import Stores
 
 DAY = 86400.0
@@ -195,11 +194,10 @@ def _ranked(ix, terms: List[str], skill, tag, scope, statuses) -> List[tuple]:
         allowed = None
     if not n:
         return []
-    avg = (total / n) or 1.0
+    avg = reach.average(n, total)
     rows = _naming(ix, where, params, terms, allowed)
-    k = len(terms)
-    df = [sum(1 for r in rows if r[6][i] is not None) for i in range(k)]
-    idf = [math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df]
+    df = [sum(1 for r in rows if r[6][i] is not None) for i in range(len(terms))]
+    idf = [reach.idf(n, d) for d in df]
     whole = sum(dict(zip(terms, idf)).values()) or 1.0
     ranked = []
     for rid, points, ts, status, ready, length, freqs, held in rows:

@@ -965,11 +965,7 @@ class _Apply:
         for chunk in _chunks(derived):
             counts, rows = self.ix.tallies(chunk), []
             for cid in chunk:
-                status, scope, shareable = self.score_views[cid]
-                view = {"status": status, "scope": scope, "shareable": shareable}
-                mine = counts.get(cid, {})
-                rows.append((score.score(view, mine)[0], int(score.backport_ready(view, mine)),
-                             cid))
+                rows.append((*_score(self.score_views[cid], counts.get(cid, {})), cid))
             self.db.executemany("UPDATE cards SET score=?, ready=? WHERE id=?", rows)
         self._rank_keys([i for i, in self.db.execute(
             "SELECT id FROM cards WHERE id IN (SELECT id FROM evidence) ORDER BY rid")])
@@ -1167,15 +1163,14 @@ class _Apply:
         """The card's columns; without ``counts`` (its signals not read yet) no score nor
         readiness, which ``_scored`` gives every card from ``_view``."""
         ts, status, skill, scope, raw_status, origin, tags = _view_columns(card)
-        view = {"status": card.get("status", "proposed"), "scope": card.get("scope", "project"),
-                "shareable": card.get("shareable", True)}  # what public() gives of them
+        fields = _score_fields(card)
+        points, ready = (None, None) if counts is None else _score(fields, counts)
         doc = search.document(card)
         title = list(dict.fromkeys(search.tokenize(str(card.get("title") or ""))))
         return {"ts": ts, "status": status, "skill": skill,
                 "scope": scope, "raw_status": raw_status, "origin": origin, "tags": tags,
                 "dkey": dedup_key(card),
-                "score": None if counts is None else score.score(view, counts)[0],
-                "ready": None if counts is None else int(score.backport_ready(view, counts)),
+                "score": points, "ready": ready,
                 "doc": encode_doc(doc), "doclen": sum(doc.values()),
                 "pool": int(surfaceable(card)), "base": lifecycle.base_confidence(card),
                 "listed": int(status is None or status not in model.HIDDEN_STATUSES),
@@ -1185,8 +1180,7 @@ class _Apply:
                 "least": item_floor(card), **dict.fromkeys(reach.COLUMNS, 0),
                 "fmax": max(doc.values(), default=0.0),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card)),
-                # what score and backport_ready read of a card (``_scored``)
-                "_view": (view["status"], view["scope"], view["shareable"])}
+                "_view": fields}  # what ``_scored`` scores it from
 
     def _max_violations(self) -> None:
         """The most violations a card has had (``maxima``): advice's bound allows for the
@@ -1235,10 +1229,22 @@ class _Apply:
             counts, rows = self.ix.tallies(chunk), []
             for rid, data in self.db.execute(
                     f"SELECT id, data FROM cardsx WHERE id IN ({marks})", chunk).fetchall():
-                view = public(fastjson.loads(data))
-                mine = counts.get(rid, {})
-                rows.append((score.score(view, mine)[0], int(score.backport_ready(view, mine)), rid))
+                rows.append((*_score(_score_fields(fastjson.loads(data)), counts.get(rid, {})),
+                             rid))
             self.db.executemany("UPDATE cards SET score=?, ready=? WHERE id=?", rows)
+
+
+def _score_fields(card: dict) -> tuple:
+    """What a card's score and backport readiness read of it, with ``public``'s defaults."""
+    return card.get("status", "proposed"), card.get("scope", "project"), \
+        card.get("shareable", True)
+
+
+def _score(fields: tuple, counts: Dict[str, int]) -> Tuple[int, int]:
+    """``(score, ready)`` of a card from ``_score_fields`` and its signal counts."""
+    status, scope, shareable = fields
+    view = {"status": status, "scope": scope, "shareable": shareable}
+    return score.score(view, counts)[0], int(score.backport_ready(view, counts))
 
 
 def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]) -> Optional[float]:
