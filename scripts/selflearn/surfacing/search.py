@@ -81,8 +81,8 @@ def _word_tokens(word: str) -> tuple:
     return tuple(out)
 
 
-_PIECES = Memo(_word_tokens, 200_000)  # word -> its tokens (a vocabulary is small; indexing
-# repeats it)
+# word -> its tokens: a vocabulary is small, and indexing repeats it
+_PIECES = Memo(_word_tokens, 200_000)
 
 
 def _field_text(value) -> str:
