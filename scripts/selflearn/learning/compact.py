@@ -87,8 +87,11 @@ def _keep(prefix: bytes, cutoff: str, data: dict):
 def _replace(path: str, ino: int, kept: bytes, limit: int, size: int) -> bool:
     """Write ``kept`` + the log from ``limit`` on beside it, then swap it in under the lock."""
     tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.compact")
+    store.guard(path)
+    if os.path.lexists(tmp):
+        os.unlink(tmp)  # a leftover (or a planted link): never written through
     try:
-        with open(tmp, "wb") as out, open(path, "rb") as src:
+        with open(tmp, "xb") as out, open(path, "rb") as src:
             out.write(kept)
             src.seek(limit)
             out.write(src.read(size - limit))

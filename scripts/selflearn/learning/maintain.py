@@ -75,7 +75,8 @@ def running(memory: Memory, enabled: bool = True) -> Iterator[bool]:
     if not enabled or not memory.exists():
         yield True
         return
-    fd = os.open(memory.path(LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
+    store.guard(memory.path(LOCK_FILE))
+    fd = os.open(memory.path(LOCK_FILE), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -24,16 +24,22 @@ def _files(memory: Memory) -> List[dict]:
         return out
     for name in sorted(os.listdir(memory.root)):
         path = os.path.join(memory.root, name)
-        if name.endswith(".jsonl") and os.path.isfile(path):
+        if name.endswith(".jsonl") and os.path.isfile(path) and not os.path.islink(path):
             records, problems = memory.read(name)
             out.append({"file": name, "bytes": os.path.getsize(path), "records": len(records),
                         "unreadable": [str(p) for p in problems]})
     return out
 
 
+def _ours(memory: Memory, name: str) -> bool:
+    """A store file doctor may read: there, and no link (``repair.links`` reports those)."""
+    path = memory.path(name)
+    return os.path.exists(path) and not os.path.islink(path)
+
+
 def _last_seen(memory: Memory) -> dict:
     seen: dict = {}
-    for obs in memory.load("observations"):
+    for obs in memory.load("observations") if _ours(memory, "observations") else []:
         agent = obs.get("agent")
         if isinstance(agent, str):
             seen[agent] = {"ts": obs.get("ts"), "event": obs.get("event")}
@@ -77,7 +83,7 @@ def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
             doubles.append(f"{name}: hooks registered {len(where)} times ({', '.join(where)}), "
                            f"so every event runs the hook {len(where)} times (stored once); "
                            + _double_fix(name, installed, plugins, script))
-    errors = memory.load("errors.jsonl") if os.path.exists(memory.path("errors.jsonl")) else []
+    errors = memory.load("errors.jsonl") if _ours(memory, "errors.jsonl") else []
     files = _files(memory)
     problems = []
     if sys.version_info < (3, 9):
@@ -88,6 +94,7 @@ def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
     problems += [f"store {'folder' if item['want'] == '0700' else 'file'} {item['path']} has mode "
                  f"{item['mode']}: others can read it; `repair --apply` makes it {item['want']}"
                  for item in loose]
+    problems += repair.links(memory.root)
     problems += doubles
     for name, agent in agents.items():
         if agent["registrations"] and not agent["last_event"]:

@@ -44,6 +44,7 @@ def exclusive(folder: str, enabled: bool = True):
     if not enabled:
         yield
         return
+    store.guard(fs.join(folder, "."))  # the folder itself must be no link
     fs.makedirs(folder, fs.PRIVATE_DIR)
     fd = os.open(folder, os.O_RDONLY)
     try:

@@ -12,6 +12,8 @@ import posix
 O_RDONLY, O_RDWR, O_APPEND, O_CREAT = posix.O_RDONLY, posix.O_RDWR, posix.O_APPEND, posix.O_CREAT
 O_EXCL = posix.O_EXCL
 O_NONBLOCK = posix.O_NONBLOCK
+O_NOFOLLOW = posix.O_NOFOLLOW  # a store file is never opened through a link
+lstat, readlink = posix.lstat, posix.readlink
 open_fd, close, write, pread, fstat, stat, fsync = (
     posix.open, posix.close, posix.write, posix.pread, posix.fstat, posix.stat, posix.fsync)
 read, ftruncate = posix.read, posix.ftruncate

@@ -12,7 +12,7 @@ staleness is measured from (``last_touched_ts`` is not set by a repair).
 import os
 from typing import List, Optional
 
-from . import model
+from . import model, store
 from . import posixfs as fs
 from .memory import Memory
 
@@ -50,6 +50,36 @@ def loose_modes(root: str) -> List[dict]:
             if not os.path.islink(name) and st.st_mode & 0o077:
                 out.append({"path": os.path.relpath(name, root), "mode": f"{st.st_mode & 0o777:04o}",
                             "want": f"{want:04o}"})
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(here, d))]
+    return out
+
+
+def links(root: str) -> List[str]:
+    """Links in the store, its folders from ``.agent-skills`` down included, as one line each:
+    every write refuses them (``store.guard``), so a hook would drop its events there."""
+    out: List[str] = []
+    parts = root.split("/")
+    top = parts.index(store.STORE_TOP) if store.STORE_TOP in parts else len(parts) - 1
+    for end in range(top + 1, len(parts) + 1):
+        here = "/".join(parts[:end])
+        if os.path.islink(here):
+            return [f"store folder {here} is a symbolic link (to {os.readlink(here)}): nothing "
+                    "is written through it (the hooks record nothing); remove the link"]
+    if not os.path.isdir(root):
+        return out
+    for here, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            path = os.path.join(here, name)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            if os.path.islink(path):
+                out.append(f"store file {os.path.relpath(path, root)} is a symbolic link (to "
+                           f"{os.readlink(path)}): nothing is written through it; remove the link")
+            elif st.st_nlink > 1 and not os.path.isdir(path):
+                out.append(f"store file {os.path.relpath(path, root)} has {st.st_nlink} hard "
+                           "links: nothing is written to it; replace it with a copy")
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(here, d))]
     return out
 

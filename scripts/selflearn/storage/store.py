@@ -1,6 +1,8 @@
 """Append-only JSONL files: locked appends, tolerant reads, atomic rewrites.
 
-Invariants: a record is one line, appended with a single ``write()`` under an
+Invariants: nothing is written through a link: every write first checks the store's
+folders from ``.agent-skills`` down and the file itself (``guard``), and opens with
+``O_NOFOLLOW``. A record is one line, appended with a single ``write()`` under an
 exclusive ``flock`` on the file; lines are never edited in place (a failed append is
 cut back to where it began; ``append_all`` does that across files), and the latest
 line per id wins when folded. Readers report bad lines (unparsable, or refused by the
@@ -16,6 +18,41 @@ from . import posixfs as fs
 from .errors import SelfLearningError
 
 TAIL = 64 * 1024  # bytes an ``unless`` check sees: the last few dozen records
+STORE_TOP = ".agent-skills"  # the first folder of a store whose links are never followed
+
+
+class LinkedPath(SelfLearningError):
+    """A store file or folder that is a link: writing through it would write elsewhere."""
+
+
+def guard(path: str, writing: bool = True) -> None:
+    """Refuse ``path`` when it, or a folder of the store above it, is a symbolic link, or,
+    for a write, when it is a file with other hard links.
+
+    Why: a repository can commit ``.agent-skills/…/observations.jsonl`` as a link to a
+    shell rc file, and every hook would then append a command line to it. The folders
+    checked run from ``.agent-skills`` down (a store named by a variable: its own folder),
+    never above it: the repository's own path is the user's. What does not exist yet is
+    created as a real folder or file."""
+    parts = path.split("/")
+    top = parts.index(STORE_TOP) if STORE_TOP in parts else max(len(parts) - 2, 0)
+    for end in range(top + 1, len(parts) + 1):
+        here = "/".join(parts[:end])
+        if not here:
+            continue
+        try:
+            st = fs.lstat(here)
+        except FileNotFoundError:
+            return
+        if st.st_mode & 0o170000 == 0o120000:
+            raise LinkedPath(f"{here} is a symbolic link (to {fs.readlink(here)}); nothing is "
+                             "written through a link in the store: remove the link and run "
+                             "again")
+        if writing and end == len(parts) and st.st_nlink > 1 and \
+                st.st_mode & 0o170000 == 0o100000:
+            raise LinkedPath(f"{here} has {st.st_nlink} hard links; nothing is written to a "
+                             "store file shared with another path: copy it (cp) over itself "
+                             "and run again")
 
 
 def encode(record: dict) -> bytes:
@@ -42,9 +79,11 @@ def append_bytes(path: str, data: bytes, durable: bool = False, unless=None) -> 
     vetoes the append when it returns true (two racing writers of the same
     event store it once). Returns whether ``data`` was written.
     """
+    guard(path)
     fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
     while True:
-        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, fs.PRIVATE_FILE)
+        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT | fs.O_NOFOLLOW,
+                        fs.PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not _same_file(fd, path):
@@ -106,9 +145,11 @@ def append_all(writes: list, durable: bool = True) -> None:
 def _locked(path: str) -> int:
     """An append descriptor of ``path`` holding its exclusive lock (reopened if replaced);
     a file or folder this creates is private (0600, 0700) whatever the umask."""
+    guard(path)
     fs.makedirs(fs.dirname(path) or ".", fs.PRIVATE_DIR)
     while True:
-        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT, fs.PRIVATE_FILE)
+        fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT | fs.O_NOFOLLOW,
+                        fs.PRIVATE_FILE)
         fcntl.flock(fd, fcntl.LOCK_EX)
         if _same_file(fd, path):
             st = fs.fstat(fd)
@@ -160,6 +201,7 @@ def read(path: str, wanted=None, check=None):
     A UTF-8 byte order mark before the first line and CR before a newline are ignored.
     """
     records, problems = [], []
+    guard(path, writing=False)  # a linked store file is refused, not read as if it were ours
     data = read_bytes(path)
     if data is None:
         return records, problems
@@ -282,8 +324,11 @@ def atomic_write(path: str, content, private: bool = True) -> None:
     """Replace ``path`` with ``content`` (str or bytes) through a temp file beside it.
 
     ``private`` (store files): the file is 0600 and a folder this creates 0700, whatever
-    the umask; files meant for the repository (guidance, skills) pass False.
+    the umask, and a link in its place or above it is refused (``guard``); files meant for
+    the repository (guidance, skills) pass False.
     """
+    if private:
+        guard(path)
     folder = fs.dirname(path) or "."
     fs.makedirs(folder, fs.PRIVATE_DIR if private else 0o777)
     tmp = fs.join(folder, f".{fs.basename(path)}.{fs.getpid()}.tmp")
@@ -323,7 +368,8 @@ def quarantine(path: str, qdir: str, stamp: str, check=None) -> list:
     was still finishing is never taken for torn. Each moved line keeps its
     number, reason and raw text. Returns the problems moved.
     """
-    fd = fs.open_fd(path, fs.O_RDWR)
+    guard(path)
+    fd = fs.open_fd(path, fs.O_RDWR | fs.O_NOFOLLOW)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         problems = [p for p in read(path, check=check)[1] if not p.newer]

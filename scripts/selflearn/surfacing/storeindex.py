@@ -214,7 +214,7 @@ def open_index(memory) -> Optional["Index"]:
     for attempt in (1, 2):
         try:
             return Index(memory)
-        except (Unusable, sqlite3.OperationalError, OSError):
+        except (Unusable, sqlite3.OperationalError, OSError, store.LinkedPath):
             return None  # locked too long, a full disk, a folder for a file: the full read serves
         except sqlite3.DatabaseError:  # corrupt beyond what the first open noticed
             if attempt == 2:
@@ -226,10 +226,12 @@ def open_index(memory) -> Optional["Index"]:
 def _private(db_path: str) -> None:
     """The index and its -wal/-shm files are 0600 like every store file, whatever the umask
     (created empty here first: SQLite gives its -wal and -shm the database file's mode)."""
+    for suffix in ("-journal", "-wal", "-shm", ""):
+        store.guard(db_path + suffix)  # SQLite opens these itself, following links
     for suffix in ("", "-wal", "-shm"):
         try:
-            fd = os.open(db_path + suffix, os.O_RDWR | (os.O_CREAT if not suffix else 0),
-                         fs.PRIVATE_FILE)
+            fd = os.open(db_path + suffix, os.O_RDWR | os.O_NOFOLLOW |
+                         (os.O_CREAT if not suffix else 0), fs.PRIVATE_FILE)
         except FileNotFoundError:
             continue
         try:
@@ -673,7 +675,7 @@ def _chunks(items: list, size: int = 500):
 
 def _stat(path: str):
     try:
-        return os.stat(path)
+        return os.lstat(path)  # a file replaced by a link changes: the catch-up refuses it
     except FileNotFoundError:
         return None
 
@@ -754,11 +756,13 @@ class _Apply:
             "SELECT dev, ino, offset, lines, records, head, open_tail, mtime FROM files "
             "WHERE name=?", (name,)).fetchone()
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except FileNotFoundError:
             if row and row[2]:
                 raise Rebuild(f"{name} is gone")
             return
+        except OSError:  # a link (ELOOP): the full read refuses it, in its words
+            raise Unusable(path) from None
         if fs.kind_of(os.fstat(fd).st_mode) != "file":  # a FIFO or a folder: the full read
             os.close(fd)                                   # says what is wrong, in its words
             raise Unusable(path)

@@ -1,0 +1,134 @@
+"""Links in the store (#25): nothing is ever written through a link or outside the store.
+
+A repository can commit a store file or folder as a relative link to a file outside it (a
+shell rc file); every hook and command must refuse it: hooks quietly (recorded for
+``doctor``), commands with one line.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+ENTRY = os.path.join(REPO, "scripts", "self_learning.py")
+CARD = json.dumps({"aha_cards": [{"title": "pytest needs the venv activated first",
+                                  "when_to_use": "running tests",
+                                  "solution_steps": ["source .venv/bin/activate"]}]})
+POST = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash",
+                   "tool_use_id": "t1", "tool_input": {"command": "echo $(id) > /tmp/x"},
+                   "tool_response": {"stdout": "", "stderr": "", "interrupted": False}})
+START = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1", "source": "startup"})
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A file outside the repository, as a shell rc file would be."""
+    target = tmp_path / "outside.rc"
+    target.write_text("export PATH=/usr/bin\n")
+    return target
+
+
+def _link(at, target) -> None:
+    at.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(target, at.parent), at)
+
+
+def _hook(payload: str):
+    return subprocess.run([sys.executable, "-S", ENTRY, "hook", "--agent", "claude"],
+                          input=payload, capture_output=True, text=True, timeout=60)
+
+
+def _unchanged(target) -> None:
+    assert target.read_text() == "export PATH=/usr/bin\n"
+
+
+@pytest.mark.parametrize("name", ["observations.jsonl", "errors.jsonl"])
+def test_a_hook_never_appends_through_a_linked_store_file(store, outside, name):
+    _link(store / name, outside)
+    done = _hook(POST)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    _unchanged(outside)
+
+
+def test_the_refusal_is_recorded_for_doctor(store, outside, run):
+    _link(store / "observations.jsonl", outside)
+    _hook(POST)
+    errors = [json.loads(line) for line in (store / "errors.jsonl").read_text().splitlines()]
+    assert "observations.jsonl is a symbolic link" in errors[-1]["error"]
+    code, out, _ = run(["doctor"])
+    assert "store file observations.jsonl is a symbolic link" in out
+    _unchanged(outside)
+
+
+@pytest.mark.parametrize("folder", ["user", "users", "v1", "top"])
+def test_a_linked_store_folder_is_refused(repo, store, tmp_path, folder):
+    """The user folder, or any folder from .agent-skills down, linked elsewhere."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    at = {"user": store, "users": store.parent, "v1": store.parent.parent,
+          "top": repo / ".agent-skills"}[folder]
+    _link(at, elsewhere)
+    assert _hook(POST).returncode == 0
+    assert _hook(START).returncode == 0
+    assert list(elsewhere.rglob("*")) == []
+
+
+def test_record_says_so_in_one_line_and_writes_nothing(store, outside, run):
+    _link(store / "aha_cards.jsonl", outside)
+    code, out, err = run(["record"], CARD)
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        f"self_learning: error: {store / 'aha_cards.jsonl'} is a symbolic link (to "
+        f"{os.readlink(store / 'aha_cards.jsonl')}); nothing is written through a link in the "
+        "store: remove the link and run again"]
+    _unchanged(outside)
+
+
+@pytest.mark.parametrize("name", ["maintain_state.json", "maintain.lock", "index.sqlite3",
+                                  "index.sqlite3-wal", "index.sqlite3-shm",
+                                  "index.sqlite3-journal", "INDEX.md"])
+def test_state_index_and_lock_files_are_never_written_through(store, outside, run, name):
+    run(["record"], CARD)
+    for leftover in store.glob("index.sqlite3*"):
+        leftover.unlink()
+    if (store / name).exists():
+        (store / name).unlink()
+    _link(store / name, outside)
+    run(["maintain", "--force"])
+    run(["list", "--query", "pytest"])
+    run(["index"])
+    _unchanged(outside)
+    assert (store / name).is_symlink()  # refused, not replaced: the tool did not create it
+
+
+def test_a_hard_linked_store_file_is_not_appended_to(store, outside, run):
+    store.mkdir(parents=True)
+    os.link(outside, store / "aha_cards.jsonl")
+    code, _, err = run(["record"], CARD)
+    assert code == 1 and "has 2 hard links" in err
+    _unchanged(outside)
+
+
+def test_a_dangling_link_creates_nothing(store, tmp_path):
+    missing = tmp_path / "not-there.txt"
+    _link(store / "observations.jsonl", missing)
+    _hook(POST)
+    assert not missing.exists()
+
+
+def test_an_ordinary_store_still_works(store, run):
+    assert run(["record"], CARD)[0] == 0
+    assert _hook(POST).returncode == 0
+    assert "echo" in (store / "observations.jsonl").read_text()
+
+
+def test_doctor_names_a_linked_store_folder(store, tmp_path, run):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _link(store, elsewhere)
+    code, out, err = run(["doctor"])
+    assert f"problem: store folder {store} is a symbolic link" in out
+    assert err == ""
