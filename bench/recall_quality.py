@@ -6,7 +6,12 @@ bench/recall/queries.json holds 64 queries phrased as an agent would ask, each w
 card that answers it, plus queries nothing in the store answers. The cards are ranked as
 `list --query` ranks them (surfacing.catalog.rank); prints recall@5, MRR and how many
 unanswerable queries returned nothing.
-Usage: python3 bench/recall_quality.py [--format text|json] [--show]
+
+`--set real` measures the real set instead (bench/recall/real/: 355 queries taken verbatim from
+the sessions of bench/learning/, labelled, a held-out half; cards written from the gold lessons
+plus 101 confusers) and reports, by set (tuning / held-out) and by kind, recall@5 and MRR@5 of
+the expected card, and how many cards come back for the queries no card answers.
+Usage: python3 bench/recall_quality.py [--set old|real|both] [--format text|json] [--show]
 """
 import argparse
 import json
@@ -54,7 +59,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--show", action="store_true", help="list the queries not ranked first")
+    parser.add_argument("--set", choices=("old", "real", "both"), default="old",
+                        help="old: the agent-phrased set (default); real: bench/recall/real/")
     args = parser.parse_args(argv)
+    if args.set != "old":
+        return main_real(args)
     data = measure()
     if args.format == "json":
         print(json.dumps(data, indent=1))
@@ -66,6 +75,119 @@ def main(argv=None) -> int:
         for r in data["rows"]:
             if r["rank"] != 1:
                 print(f"  rank {r['rank'] or '-'}: {r['query']!r} -> {r['expected']} (top {r['top']})")
+    return 0
+
+
+# ---- the real set (bench/recall/real/)
+
+REAL = os.path.join(DATA, "real")
+KINDS = ("error", "command", "prompt", "task", "unanswerable")
+SETS = ("tuning", "held-out")
+TOP = 5
+
+
+def load_real() -> tuple:
+    """The real cards (with the old set's 80 as confusers) and the real queries."""
+    with open(os.path.join(REAL, "cards.json"), encoding="utf-8") as fh:
+        doc = json.load(fh)
+    cards = list(doc["cards"])
+    if doc.get("confusers_from"):
+        with open(os.path.join(REAL, doc["confusers_from"]), encoding="utf-8") as fh:
+            cards += [dict(c, source="confuser") for c in json.load(fh)["cards"]]
+    with open(os.path.join(REAL, "queries.json"), encoding="utf-8") as fh:
+        queries = json.load(fh)["queries"]
+    return cards, queries
+
+
+def _group(rows: list) -> dict:
+    answerable = [r for r in rows if r["expected"]]
+    silent = [r for r in rows if not r["expected"]]
+    out = {"queries": len(rows), "answerable": len(answerable), "null": len(silent)}
+    if answerable:
+        n = len(answerable)
+        out["recall_at_5"] = round(sum(1 for r in answerable if 0 < r["rank"] <= TOP) / n, 3)
+        out["mrr_at_5"] = round(sum(1 / r["rank"] for r in answerable if 0 < r["rank"] <= TOP) / n, 3)
+        out["recall_at_5_any"] = round(sum(1 for r in answerable if 0 < r["rank_any"] <= TOP) / n, 3)
+        out["returned_mean"] = round(sum(r["returned"] for r in answerable) / n, 2)
+    if silent:
+        n = len(silent)
+        out["null_returned_mean"] = round(sum(r["returned"] for r in silent) / n, 2)
+        out["null_silent"] = round(sum(1 for r in silent if not r["returned"]) / n, 3)
+    return out
+
+
+def measure_real() -> dict:
+    """Rank the real cards for every real query as `list --query` ranks them (catalog.rank)."""
+    cards, queries = load_real()
+    shaped = [{k: v for k, v in c.items() if k != "source"} for c in cards]
+    rows = []
+    for q in queries:
+        ids = ranked(q["query"], shaped)
+        wanted = ([q["expected"]] if q["expected"] else []) + q.get("also", [])
+        ranks = [ids.index(w) + 1 for w in wanted if w in ids]
+        rank = ids.index(q["expected"]) + 1 if q["expected"] in ids else 0
+        rows.append({"session": q["session"], "set": q["set"], "kind": q["kind"], "from": q["from"],
+                     "expected": q["expected"], "also": q.get("also", []), "rank": rank,
+                     "rank_any": min(ranks) if ranks else 0, "returned": len(ids), "top": ids[:3],
+                     "query": q["query"]})
+    groups = []
+    for name in SETS + ("all",):
+        in_set = [r for r in rows if name in ("all", r["set"])]
+        for kind in KINDS + ("all",):
+            sel = [r for r in in_set if kind in ("all", r["kind"])]
+            if sel:
+                groups.append(dict({"set": name, "kind": kind}, **_group(sel)))
+        for source in ("tool_result", "tool_use", "user_prompt", "subagent_prompt", "assistant_text"):
+            sel = [r for r in in_set if not r["expected"] and r["from"] == source]
+            if sel:
+                groups.append(dict({"set": name, "kind": "null from " + source}, **_group(sel)))
+    return {"schema": 1, "cards": len(cards),
+            "gold_cards": sum(1 for c in cards if c.get("source") != "confuser"),
+            "queries": len(rows), "top": TOP, "groups": groups, "rows": rows}
+
+
+def _cell(value, fmt: str) -> str:
+    return format(value, fmt) if value is not None else "-"
+
+
+def print_real(data: dict, show: bool) -> None:
+    print(f"real set: {data['queries']} queries over {data['cards']} cards "
+          f"({data['gold_cards']} from gold lessons, {data['cards'] - data['gold_cards']} confusers)")
+    print(f"{'set':<9} {'kind':<26} {'n':>4} {'ans':>4} {'R@5':>6} {'MRR@5':>6} {'R@5any':>6} "
+          f"{'ret':>6} {'null':>4} {'nullret':>7} {'silent':>6}")
+    for g in data["groups"]:
+        print(f"{g['set']:<9} {g['kind']:<26} {g['queries']:>4} {g['answerable']:>4} "
+              f"{_cell(g.get('recall_at_5'), '.3f'):>6} {_cell(g.get('mrr_at_5'), '.3f'):>6} "
+              f"{_cell(g.get('recall_at_5_any'), '.3f'):>6} {_cell(g.get('returned_mean'), '.1f'):>6} "
+              f"{g['null']:>4} {_cell(g.get('null_returned_mean'), '.1f'):>7} "
+              f"{_cell(g.get('null_silent'), '.3f'):>6}")
+    print("R@5, MRR@5: the expected card in the top 5 (reciprocal rank); R@5any: the expected card or "
+          "one of `also`; ret: cards returned for answerable queries; nullret, silent: cards returned "
+          "for queries whose expected is null, and the share that returned nothing.")
+    if show:
+        for r in data["rows"]:
+            if r["expected"] and r["rank"] != 1:
+                print(f"  rank {r['rank'] or '-'} [{r['set']} {r['kind']}] {r['session']} -> {r['expected']} "
+                      f"(top {r['top']}): {r['query'][:90]!r}")
+            elif not r["expected"] and r["returned"]:
+                print(f"  null returned {r['returned']} [{r['set']} {r['kind']}] {r['session']} "
+                      f"(top {r['top']}): {r['query'][:90]!r}")
+
+
+def main_real(args) -> int:
+    data = {}
+    if args.set == "both":
+        data["old"] = measure()
+    data["real"] = measure_real()
+    if args.format == "json":
+        print(json.dumps(data if args.set == "both" else data["real"], indent=1, ensure_ascii=False))
+        return 0
+    if "old" in data:
+        old = data["old"]
+        print(f"old set: {old['queries']} queries over {old['cards']} cards: recall@5 {old['recall_at_5']:.3f}, "
+              f"MRR {old['mrr']:.3f}; {old['unanswerable_silent']}/{old['unanswerable']} "
+              "unanswerable queries returned nothing")
+    print_real(data["real"], args.show)
     return 0
 
 
