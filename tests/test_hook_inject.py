@@ -176,7 +176,7 @@ def test_non_injecting_events_import_no_advice_module(cards, store):
     probe = ("import sys, io; sys.path.insert(0, %r);"
              "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
              "import self_learning;"  # the real entry point's inject
-             "from selflearn.observation import hook; hook.main(['--agent', 'claude'], self_learning.inject);"
+             "from selflearn.observation import hook; self_learning.hook(['--agent', 'claude']);"
              "print(sorted(m for m in sys.modules if m.split('.')[-1] in ('advice', 'surfacing',"
              "'search', 'config', 'memory', 'lifecycle', 'corrections', 'json', 're')))")
     run = lambda name: subprocess.run(  # noqa: E731
@@ -198,7 +198,7 @@ def test_a_session_start_on_judged_lessons_imports_no_hashing_calendar_or_screen
     probe = ("import sys, io; sys.path.insert(0, %r);"
              "sys.stdin = io.TextIOWrapper(io.BytesIO(open(%r, 'rb').read()));"
              "import self_learning;"
-             "from selflearn.observation import hook; hook.main(['--agent', 'claude'], self_learning.inject);"
+             "from selflearn.observation import hook; self_learning.hook(['--agent', 'claude']);"
              "print(sorted(m for m in ('hashlib', 'calendar', 'locale', 'selflearn.storage.screen',"
              "'selflearn.surfacing.advice') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-S", "-c", probe % (str(REPO / "scripts"), str(again))],

@@ -42,7 +42,7 @@ def test_the_benchmark_data_is_real_varied_and_sourced():
 def test_the_replayed_sessions_reach_the_goals(monkeypatch):
     data = bench.measure()
     total = next(r for r in data["rows"] if r["project"] == "total")
-    held = next(r for r in data["rows"] if r["project"] == "held-out")
+    held = next(r for r in data["rows"] if r["project"] == "entire-cli-heldout")
     assert total["sessions"] == 27 and held["sessions"] == 8
     assert held["wrong"] == 0 and held["unlabelled"] == 0, [
         j for j in data["lessons"] if j["project"].endswith("heldout")]

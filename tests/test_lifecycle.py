@@ -306,12 +306,12 @@ def test_reference_tables_state_the_constants_of_the_code():
     import os
     import re
 
-    from selflearn.learning import compact, corrections, maintain
+    from selflearn.learning import autorun, compact, corrections, maintain
     doc = open(os.path.join(os.path.dirname(__file__), "..", "references", "LIFECYCLE.md")).read()
     rows = re.findall(r"^\| `([A-Z_]+)` \| ([^|]+) \|", doc, re.M)
     found = {}
     for name, value in rows:
-        module = next(m for m in (L, maintain, corrections, compact) if hasattr(m, name))
+        module = next(m for m in (L, maintain, corrections, compact, autorun) if hasattr(m, name))
         actual = getattr(module, name)
         if isinstance(actual, dict):
             stated = dict(re.findall(r"(\w+) ([\d.]+)", value))

@@ -65,24 +65,33 @@ LIFECYCLE = "Statuses, constants and the confidence formula: references/LIFECYCL
 
 def _add_maintain(sub) -> None:
     from ..learning.compact import RETENTION_DAYS
-    from ..learning.maintain import LIFECYCLE_EVERY_HOURS, MIN_INTERVAL_MINUTES
+    from ..learning.autorun import STOP_EVERY
+    from ..learning.maintain import LIFECYCLE_EVERY_HOURS
     p = sub.add_parser("maintain", help="mine, reinforce, promote and decay in one cheap run "
-                       "(for hooks or by hand)",
+                       "(the hooks run it by themselves)",
                        description="Runs mine, reinforce (did surfaced lessons help?), compact "
                        f"(observations older than {RETENTION_DAYS} days that every miner has read leave "
                        "observations.jsonl), promote "
                        "(candidates that meet the bar become accepted) and decay (idle lessons "
-                       "become dormant, then retired). Skipped, writing nothing, when the last "
-                       f"run was under {MIN_INTERVAL_MINUTES} minutes ago, or when nothing was observed "
-                       "since it and promote/decay already ran in the last "
+                       "become dormant, then retired), then rewrites the trigger table "
+                       "(<store>/triggers.jsonl: the lessons shown at the tool call they concern). "
+                       "Skipped, writing nothing, when nothing was observed "
+                       "since the last run and promote/decay already ran in the last "
                        f"{LIFECYCLE_EVERY_HOURS} hours (idle time alone still "
-                       "moves lessons, so those two run daily). State: "
+                       "moves lessons, so those two run daily). The hooks start it in the "
+                       "background after a session ends, as a catch-up when the next one "
+                       "starts, and after a turn that failed once the last run is "
+                       f"{STOP_EVERY} s old (SELF_LEARNING_LEARN=off stops that; `doctor` says when "
+                       "it last ran and what it produced). State: "
                        "<store>/maintain_state.json. On a terminal a run longer than a second "
                        "names the step it is on (stderr). " + LIFECYCLE,
                        epilog=examples(f"{SCRIPT} maintain --dry-run",
                                        f"{SCRIPT} maintain --force --format json"))
     p.add_argument("--force", action="store_true",
-                   help="run every step now, ignoring the rate limit and the nothing-new check")
+                   help="run every step now, even when nothing was observed since the last run")
+    p.add_argument("--auto", metavar="WHY", default="",
+                   help="started by a hook (WHY: session-end, catch-up, turn-end): errors go to "
+                   "<store>/errors.jsonl for doctor, not to stderr")
     option(p, "--dry-run", "show what each step would do; not even the state")
     p.set_defaults(run=_run_maintain, writes=True)
 
@@ -91,9 +100,26 @@ def _run_maintain(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import maintain
     a = ctx.args
     with TtyProgress.on_stderr() as progress:
-        data = maintain.maintain(ctx.memory, ctx.repo_root, a.dry_run, a.force, progress)
+        data = learn(ctx.memory, ctx.repo_root, a.auto, a.dry_run, a.force, progress)
     a.writes = data["wrote"]
     return data, maintain.render(data)
+
+
+def learn(memory, repo_root: str, trigger: str = "", dry_run: bool = False, force: bool = False,
+          progress=None) -> dict:
+    """``maintain``, then the trigger table rewritten from what it learned; a run the hooks
+    started (``trigger``) records a failure in errors.jsonl, since nobody sees its stderr."""
+    from ..learning import maintain
+    from ..surfacing import triggers
+    try:
+        data = maintain.maintain(memory, repo_root, dry_run, force, progress, trigger)
+        if not dry_run and not data["skipped"] and memory.exists():
+            data["triggers"] = triggers.refresh(memory, repo_root)
+        return data
+    except Exception as exc:
+        if trigger:
+            maintain.log_error(memory, trigger, exc)
+        raise
 
 
 def _add_decay(sub) -> None:

@@ -156,9 +156,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv[1:]):
-            from ..observation import hook
-            from ..surfacing import injection
-            return hook.main(argv[1:], injection.inject)
+            from .hookcalls import hook
+            return hook(argv[1:])
         first = argv[0] if argv and not argv[0].startswith("-") else None
         args = build_parser(first).parse_args(argv)
         ctx = Context(args)

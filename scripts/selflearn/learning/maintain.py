@@ -1,12 +1,13 @@
 """``maintain``: mine, reinforce, promote and decay in one cheap, idempotent run.
 
-Owns ``<store>/maintain_state.json`` (``last_run``, ``last_lifecycle`` and the
-size and inode ``seen`` of observations.jsonl, signals.jsonl and aha_cards.jsonl
-at the end of the last run), replaced atomically; safe to delete. A run is
-skipped, writing nothing, when the last one was under ``MIN_INTERVAL_MINUTES``
-ago, or when nothing changed since it and the lifecycle steps ran less than
-``LIFECYCLE_EVERY_HOURS`` ago (idle time alone still moves lessons, so promote and
-decay run once a day without news). After mining, old observations every miner has
+Owns ``<store>/maintain_state.json`` (``last_run`` and ``last_run_epoch``,
+``last_lifecycle``, the size and inode ``seen`` of observations.jsonl, signals.jsonl and
+aha_cards.jsonl at the end of the last run, and ``last_result``: what started it and what
+each step produced, for ``doctor``), replaced atomically; safe to delete. A run is
+skipped, writing nothing, when nothing changed since the last one and the lifecycle steps
+ran less than ``LIFECYCLE_EVERY_HOURS`` ago (idle time alone still moves lessons, so
+promote and decay run once a day without news). The hooks start it by themselves
+(``autorun``: after a session, and as a catch-up), paced by what is new, not by the clock. After mining, old observations every miner has
 read leave the log (``compact``: retention ``compact.RETENTION_DAYS``). ``--force`` runs every step now; a dry run
 writes nothing, state included; so does a run that finds no store.
 Two maintains at once would mine and judge the same news twice: a run holds
@@ -29,7 +30,6 @@ STATE_FILE = "maintain_state.json"
 LOCK_FILE = "maintain.lock"   # held (flock, non-blocking) for the whole of a run
 BUSY = "another maintain is running"  # the skip reason when LOCK_FILE is held
 OFF = "observation is off"            # the skip reason under the kill switch
-MIN_INTERVAL_MINUTES = 15     # runs closer together than this are skipped (hooks fire often)
 LIFECYCLE_EVERY_HOURS = 24    # without news, promote and decay still run this often
 WATCHED = ("observations", "signals", "cards")  # files whose growth means "something new"
 
@@ -50,10 +50,6 @@ def _skip_reason(state: dict, now: float, news: bool, force: bool) -> Optional[s
     """Why this run does nothing, or None when it runs."""
     if force:
         return None
-    last = model.parse_ts(state.get("last_run", ""))
-    if last and now - last < MIN_INTERVAL_MINUTES * 60:
-        return (f"rate limited: the last run was {int((now - last) // 60)} minute(s) ago "
-                f"(< {MIN_INTERVAL_MINUTES}); --force runs now")
     if not news and not _lifecycle_due(state, now):
         return (f"nothing observed since the last run at {state['last_run']}; promote and "
                 f"decay are next due at {model.iso(_next_lifecycle(state))}")
@@ -89,10 +85,11 @@ def running(memory: Memory, enabled: bool = True) -> Iterator[bool]:
 
 
 def maintain(memory: Memory, repo_root: str, dry_run: bool = False, force: bool = False,
-             progress=None) -> dict:
+             progress=None, trigger: str = "") -> dict:
     """Run the steps that are due, unless another maintain is running or the kill switch
     is on (a hook's run writes nothing then; ``--force`` is a person's); report each
-    step's data, or why nothing ran. ``progress(line)``, if given, hears each step start."""
+    step's data, or why nothing ran. ``progress(line)``, if given, hears each step start;
+    ``trigger`` says what started a run the hooks started (kept in the state)."""
     off = paths.kill_switch(repo_root)
     if off and not force:
         return {"dry_run": dry_run, "forced": force, "state": memory.path(STATE_FILE),
@@ -104,10 +101,12 @@ def maintain(memory: Memory, repo_root: str, dry_run: bool = False, force: bool 
             return {"dry_run": dry_run, "forced": force, "state": memory.path(STATE_FILE),
                     "last_run": None, "new_since_last_run": None, "skipped": BUSY,
                     "steps": {}, "wrote": False, "state_written": False}
-        return _maintain(memory, repo_root, dry_run, force, progress or (lambda line: None))
+        return _maintain(memory, repo_root, dry_run, force, progress or (lambda line: None),
+                         trigger)
 
 
-def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool, progress) -> dict:
+def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool, progress,
+              trigger: str = "") -> dict:
     now = model.now()
     state_path = memory.path(STATE_FILE)
     state = cursors.load(state_path, "seen", "maintain", "run every step on the next run")
@@ -134,10 +133,35 @@ def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool, progre
     after = seen(memory)
     data["wrote"] = not dry_run and after != before
     if not dry_run and memory.exists():  # no store yet and nothing to keep: do not create one
-        state.update(last_run=model.iso(now), last_lifecycle=model.iso(now), seen=after)
+        state.update(last_run=model.iso(now), last_run_epoch=now, last_lifecycle=model.iso(now),
+                     seen=after, last_result=result(data, trigger or ("forced" if force
+                                                                      else "by hand")))
         store.atomic_write(state_path, fastjson.dumps(state) + "\n")
         data["state_written"] = True
     return data
+
+
+def log_error(memory: Memory, trigger: str, exc: BaseException) -> None:
+    """One errors.jsonl line for a run the hooks started (its stderr goes nowhere)."""
+    from ..storage import redact
+    try:
+        memory.append("errors.jsonl", [{"v": 1, "ts": model.iso(), "where": "learn",
+                                        "trigger": trigger, "error": redact.redact_text(
+                                            f"{type(exc).__name__}: {exc}")[:500]}])
+    except Exception:  # noqa: BLE001 - nothing more to do: the hook already returned
+        pass
+
+
+def result(data: dict, trigger: str) -> dict:
+    """What a run produced, in a few numbers (kept in the state; ``doctor`` shows it)."""
+    steps = data["steps"]
+    mined = steps.get("mine") or {}
+    acts = [e["action"] for e in mined.get("lessons", [])]
+    moved = {step: transitions.counts(steps[step]) for step in transitions.STEPS if step in steps}
+    return {"trigger": trigger, "observations_read": mined.get("observations_read", 0),
+            "lessons_created": acts.count("created"), "lessons_reinforced": acts.count("reinforced"),
+            "promoted": moved.get("promote", {}).get("accepted", 0),
+            "decayed": sum(moved.get("decay", {}).values())}
 
 
 def _mine_line(data: dict) -> str:

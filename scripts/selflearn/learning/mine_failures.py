@@ -16,8 +16,8 @@ Constants are documented in references/LEARNING.md.
 from functools import lru_cache
 from typing import Dict, List, Optional
 
-from ..observation import causes, observe
-from . import fingerprint, fix_edits
+from ..observation import causes, commands, observe
+from . import callshape, fingerprint, fix_edits
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_verdict
 from ..storage.screen import fence
 
@@ -387,7 +387,9 @@ def miner(agg: dict, setup: Setup) -> Run:
                 "kind": obs.get("tool_kind") or "other", "family": obs.get("family") or "",
                 "example": {"args": cut(obs.get("args"), CUT_ARGS),
                             "error": cut(raw, CUT_ERROR)},
-                "count": 0, "sessions": [], "seen": [], "first": obs.get("ts", "")}
+                "count": 0, "sessions": [], "seen": [], "first": obs.get("ts", ""),
+                "folder": commands.folder(str(obs.get("cwd") or ""), str(obs.get("args") or ""),
+                                          setup.repo_root)}
         cluster["count"] += 1
         cluster["last"] = obs.get("ts", "")
         if sid in cwd and "cwd" not in cluster and _relative_miss(obs, raw):
@@ -516,7 +518,7 @@ def _lesson(fp: str, c: dict) -> dict:
         "observations": c["count"], "first_seen": c.get("first") or c["seen"][0][2],
         "last_seen": c.get("last", ""),
         "key": f"mined:failure:{fp}", "origin": "mined", "status": "candidate",
-        "trigger": trigger(c),
+        "trigger": trigger(c), "call": call(c, fixes[0] if fixes else None),
     }
     return {"kind": "failures", "fingerprint": c["fingerprint"], "sessions": n,
             "occurrences": c["count"], "card": {k: v for k, v in card.items() if v != []}}
@@ -527,6 +529,18 @@ def stale(agg: dict, setup: Setup) -> Optional[str]:
     if agg.get("version") != AGG_VERSION:
         return f"failures: aggregates of an older format (v{agg.get('version', 1)})"
     return None
+
+
+def call(c: dict, fix: Optional[dict]) -> dict:
+    """The lesson's trigger shape (``callshape``): the fix's words when it was the same
+    command changed, and the folder when the fix was to run it from another one."""
+    same = fix is not None and fix.get("how") in ("variant", "hint", "same") and \
+        not fix.get("via")
+    moved = same and str(fix["args"]).startswith(("cd ", "pushd ")) and \
+        not str(fix.get("failed", "")).startswith(("cd ", "pushd "))
+    fixed = fingerprint.placeholders(str(fix["args"]), c["example"]["error"]) if same else None
+    return callshape.shape(str(c.get("tool") or ""), trigger(c), c["example"]["args"],
+                           c["example"]["error"], c.get("folder", "") if moved else "", fixed)
 
 
 def trigger(c: dict) -> str:

@@ -4,7 +4,8 @@ Reads the surfacing log (``surfacing``) and judges every (session, lesson) pair 
 when the session is over (a ``session_end`` after the surfacing, or no activity for
 ``SESSION_IDLE_MINUTES``). A mined lesson (key ``mined:<kind>:<digest>``) whose
 miner's ``recurs(obs)`` gives the same digest for an observation of that session at
-or after the surfacing was violated (``aha_violated``); if the session touched the
+or after the surfacing was violated (``aha_violated``), unless it is the failure of the very
+call the lesson was shown with (the agent reads it with that call's result); if the session touched the
 lesson after the surfacing (a finished tool call whose ``family``, ``tool`` or
 ``tool_kind`` is the card's ``trigger``; any finished tool call for a card without
 one) and the pattern stayed away, the lesson helped (``aha_helped``); a session
@@ -40,6 +41,8 @@ class Pending(NamedTuple):
     kind: str       # the miner's KIND
     digest: str
     trigger: str    # the card's trigger ('' for an older card: any finished tool call)
+    call: str = ""  # the tool call it was shown with (its own failure came before the agent
+    # could read it: never a violation)
 
 
 class Session:
@@ -50,7 +53,7 @@ class Session:
     def __init__(self):
         self.last = self.ended = self.worked = ""  # worked: the latest finished tool call
         self.touched: Dict[str, str] = {}  # family, tool or tool_kind -> its latest finished call
-        self.hits: List[Tuple[str, str, str, str]] = []  # (ts, obs id, kind, digest)
+        self.hits: List[Tuple[str, str, str, str, str]] = []  # (ts, obs id, kind, digest, call)
 
 
 def _miners() -> dict:
@@ -100,8 +103,10 @@ def _pending(memory, cards: dict, done: set, since: str, miners: dict):
             known = out.setdefault(sid, {}).get(aid)
             if known is None or ts < known.ts:
                 trigger = card.get("trigger")
+                call = srf.get("call")
                 out[sid][aid] = Pending(ts, srf.get("id", "?"), *parsed,
-                                        trigger if isinstance(trigger, str) else "")
+                                        trigger if isinstance(trigger, str) else "",
+                                        call if isinstance(call, str) else "")
     return out, unjudged
 
 
@@ -156,7 +161,8 @@ def _feed(s: Session, obs: dict, kinds: List[str], recurs: Dict[str, Callable]) 
     for kind in kinds:
         digest = recurs[kind](obs)
         if digest:
-            s.hits.append((ts, str(obs.get("id") or "?"), kind, digest))
+            s.hits.append((ts, str(obs.get("id") or "?"), kind, digest,
+                           str(obs.get("tool_use_id") or "")))
 
 
 def judge(p: Pending, s: Optional[Session], idle_before: str) -> Tuple[str, Optional[str]]:
@@ -165,8 +171,8 @@ def judge(p: Pending, s: Optional[Session], idle_before: str) -> Tuple[str, Opti
     s = s or Session()
     if not (s.ended >= p.ts or max(s.last, p.ts) < idle_before):
         return "waiting", None
-    for ts, oid, kind, digest in s.hits:
-        if ts >= p.ts and kind == p.kind and digest == p.digest:
+    for ts, oid, kind, digest, call in s.hits:
+        if ts >= p.ts and kind == p.kind and digest == p.digest and not (p.call and call == p.call):
             return "violated", oid
     touched = s.touched.get(p.trigger, "") if p.trigger else s.worked
     return ("helped", None) if touched >= p.ts else ("untested", None)

@@ -1,8 +1,9 @@
 """Shell command lines: their parts and their family.
 
 Owns splitting a command line at ``&&``, ``||``, ``;``, ``|`` (``segments``), naming its
-family (``npm run build``, ``git push``, ``python3 -m pytest``: ``command_family``) and giving
-a failed compound command to the segment its error names (``refine_family``).
+family (``npm run build``, ``git push``, ``python3 -m pytest``: ``command_family``), giving
+a failed compound command to the segment its error names (``refine_family``), and what a
+lesson's trigger compares: a call's ``words`` and the ``folder`` it runs in.
 On the hook path: plain string methods, no imports at module level (``causes`` is loaded
 only when a tool failed). Must not import anything above observation.
 """
@@ -110,3 +111,35 @@ def refine_family(obs: dict, output: str = "") -> None:
     if at >= 0 and families[at]:
         redact = getattr(obs, "_redact", None)  # an observation under construction redacts
         obs["family"] = (redact(families[at]) if redact else families[at])[:120]
+
+
+def words(text: str) -> list:
+    """Lower-case words of a call or an error (letters, digits and ``-_./:=@+``), as a
+    lesson's trigger and a later call are compared."""
+    out, word = [], []
+    for ch in text.lower():
+        if ch.isalnum() or ch in "-_./:=@+":
+            word.append(ch)
+        elif word:
+            out.append("".join(word).strip("./:"))
+            word = []
+    if word:
+        out.append("".join(word).strip("./:"))
+    return [w for w in out if w]
+
+
+def folder(cwd: str, command: str, root: str) -> str:
+    """Where a shell line runs, relative to ``root`` ("." at the root): ``cwd``, then a
+    leading ``cd`` (relative or absolute); an absolute path when outside ``root``."""
+    from ..storage import posixfs as fs
+    here = cwd or root
+    parts = segments(command) if command.startswith(("cd ", "pushd ")) else []
+    said = parts[0].split() if parts else []
+    if len(said) == 2:
+        target = said[1].strip("'\"")
+        if not target.startswith(("~", "$", "-")):
+            here = fs.normpath(target if target.startswith("/") else fs.join(here, target))
+    root = root.rstrip("/")
+    if here.rstrip("/") == root:
+        return "."
+    return here[len(root) + 1:] if root and here.startswith(root + "/") else here

@@ -100,14 +100,54 @@ def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
         if agent["registrations"] and not agent["last_event"]:
             problems.append(f"{name}: hooks installed but no event seen yet (start a session)")
     return {"store": memory.root, "disabled": paths.kill_switch(repo_root), "agents": agents,
+            "learning": learning(memory),
             "files": files, "errors": len(errors), "loose_modes": loose,
             "recent_errors": errors[-ERRORS_SHOWN:],
             "problems": problems, "healthy": not problems and not errors}
 
 
+def learning(memory: Memory) -> dict:
+    """When the learning step last ran (the hooks start it), why, and what it produced."""
+    from ..storage import fastjson, store
+    out = {"last_run": None, "trigger": None, "result": None, "triggers": 0}
+    for name, key in (("maintain_state.json", "state"), ("triggers.jsonl", "table")):
+        path = memory.path(name)
+        if not _ours(memory, name):
+            continue
+        raw = store.read_bytes(path) or b""
+        if key == "table":
+            out["triggers"] = raw.count(b"\n")
+            continue
+        try:
+            state = fastjson.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(state, dict):
+            result = state.get("last_result")
+            out.update(last_run=state.get("last_run"),
+                       result=result if isinstance(result, dict) else None,
+                       trigger=(result or {}).get("trigger") if isinstance(result, dict) else None)
+    return out
+
+
+def _learning_line(info: dict) -> str:
+    if not info["last_run"]:
+        return ("learning: has not run yet (the hooks start it after a session ends; "
+                "`maintain` runs it now)")
+    r = info["result"] or {}
+    why = {"session-end": "after a session ended", "catch-up": "as a catch-up at a session's start",
+           "turn-end": "after a turn that failed", "forced": "by `maintain --force`",
+           "by hand": "by `maintain`"}.get(info["trigger"] or "", info["trigger"] or "?")
+    return (f"learning: last ran {info['last_run']} ({why}): {r.get('lessons_created', 0)} "
+            f"lesson(s) created, {r.get('lessons_reinforced', 0)} reinforced, "
+            f"{r.get('promoted', 0)} promoted, {r.get('decayed', 0)} decayed; "
+            f"{info['triggers']} lesson(s) shown at the tool call they concern")
+
+
 def render(data: dict) -> List[str]:
     lines = [f"store: {data['store']}",
-             f"observation: {'OFF (' + data['disabled'] + ')' if data['disabled'] else 'on'}"]
+             f"observation: {'OFF (' + data['disabled'] + ')' if data['disabled'] else 'on'}",
+             _learning_line(data["learning"])]
     for name, agent in data["agents"].items():
         where = ", ".join(agent.get("registrations") or agent["installed"]) or "not installed"
         last = agent["last_event"]

@@ -24,7 +24,10 @@ MAX_STDIN = 32 * 1024 * 1024
 MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append size
 PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
-INJECTING = ("session_start", "prompt")  # events whose hook may print advice (surfacing)
+# Events whose hook may print learned notes (surfacing): advice at session start and at a
+# prompt, a lesson whose trigger fits at a tool call or right after a failure.
+INJECTING = ("session_start", "prompt", "pre_tool", "tool_failure")
+LEARNING = ("stop", "session_end", "session_start")  # events after which learning may run
 # The fields that tell one event from another (those present): a second firing of our hook
 # for the same event (registered twice) matches on all of them.
 # Listed rarest first: the check looks only at the lines holding the first one present.
@@ -97,7 +100,7 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
         raise ValueError(f"payload is a JSON {type(payload).__name__}, not an object")
     if opts["agent"] == "codex":
         _codex_exit_code(payload)
-    obs = observe.normalize(payload, opts["agent"], opts["event"])
+    obs = observe.observe(payload, opts["agent"], opts["event"])
     if obs is None:
         return None
     record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
@@ -105,6 +108,8 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
     if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
                               unless=_twin_check(record)):
         return None  # a second registration fired the same event: stored (and injected) once
+    # not stored: the whole command and the client's event name, for what is shown at a call
+    record["_command"], record["_hook"] = obs.command, payload.get("hook_event_name") or ""
     return record
 
 
@@ -199,8 +204,9 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def main(argv: list, inject=None) -> int:
-    """Observe one payload; on session start and prompt events print what ``inject`` returns."""
+def main(argv: list, inject=None, learn=None) -> int:
+    """Observe one payload; on ``INJECTING`` events print what ``inject`` returns; after
+    ``LEARNING`` events let ``learn`` start the learning step (it never waits for it)."""
     opts = {"agent": "auto", "event": ""}
     store_dir = ""
     try:
@@ -220,6 +226,8 @@ def main(argv: list, inject=None) -> int:
             text = inject(record, root, store_dir)
             if text:
                 _print(text)
+        if learn is not None and record is not None and record.get("event") in LEARNING:
+            learn(record, root, store_dir)
     except BaseException as exc:  # noqa: BLE001 - hooks never fail the agent
         if store_dir:
             log_error(store_dir, opts, exc)

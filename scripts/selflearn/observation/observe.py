@@ -250,6 +250,13 @@ def normalize(payload: dict, agent: str, event: str = ""):
     ``agent`` is one of ``AGENTS`` or ``auto``; ``event`` optionally names the
     hook event when the payload does not (Copilot's camelCase payloads).
     """
+    obs = observe(payload, agent, event)
+    return None if obs is None else dict(obs)
+
+
+def observe(payload: dict, agent: str, event: str = ""):
+    """``normalize``'s observation as an ``Obs``, which also keeps the whole shell command
+    (``command``, never stored) for what the hook matches at the call."""
     from ..storage import redact
     p = as_dict(payload)
     if agent not in DIALECTS:
@@ -267,4 +274,4 @@ def normalize(payload: dict, agent: str, event: str = ""):
     obs.put("model", as_str(p.get("model")), 120)
     if kind in OUTCOMES:
         obs.setdefault("outcome", OUTCOMES[kind])
-    return dict(obs)
+    return obs

@@ -107,6 +107,11 @@ CARD_FIELDS = _COMMON + [
     Field("last_seen", "str", "Mined: UTC time of the latest observation behind it."),
     Field("trigger", "str", "Mined: the command family or tool whose use gives the lesson a "
           "chance to matter."),
+    Field("call", "object", "Set by the tool: the call the lesson is about, `{tool, family, "
+          "needs, skip, folder, error}`: a later call of that family naming every `needs` word "
+          "(and run in `folder`, when set) gets the lesson just in time, unless it already "
+          "carries every `skip` word (the fix); a failure sharing its `error` words gets it "
+          "right after (references/SURFACING.md)."),
     Field("screen_accepted", "object", "A person accepted this content although the safety "
           "screen flagged it: `{digest, ts, by, reasons}`; void once the content changes."),
     Field("input_shape", "object", "Schema-like summary of the inputs."),

@@ -26,7 +26,7 @@ LIST_FIELDS = ("solution_steps", "evidence", "gotchas", "links", "tags", "notes"
 SECTIONS = (("aha_cards", "card", "cards"), ("recommendations", "rec", "recs"))
 SOURCES = ("agent", "mined", "human")   # who writes: the record command, a miner, a person
 TOOL_FIELDS = ("origin", "confidence", "observations", "first_seen", "last_seen", "trigger",
-               "ts", "v", "last_touched_ts", "screen_accepted")  # set by the tool, never an agent
+               "call", "ts", "v", "last_touched_ts", "screen_accepted")  # set by the tool, never an agent
 AGENT_STATUS = "proposed"                 # the only card status an agent's payload may state
 REVIEWED = ("accepted", "candidate", "backported", "dormant")  # back to review when an agent
 # changes their content

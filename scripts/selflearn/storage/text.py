@@ -117,6 +117,6 @@ def origin_label(card: dict, reviewed: bool = True) -> str:
         label += "; accepted by the lifecycle rules"
     elif status == "accepted" and origin != "human":
         label += "; accepted"
-    elif status == "proposed" and origin != "human":
+    elif status in ("proposed", "candidate") and origin != "human":
         label += "; not reviewed"
     return label

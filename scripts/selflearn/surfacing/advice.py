@@ -340,14 +340,33 @@ def _cited(word: str, prev: str, root_has) -> Optional[str]:
     return path if scripted or root_has(parts[0]) else None
 
 
+def _folders(card: dict, text: str) -> List[str]:
+    """Where a step's relative paths resolve besides the repository root: the folder the
+    lesson's call ran in, and the folder a step's own leading ``cd`` moves to."""
+    out = []
+    call = card.get("call")
+    if isinstance(call, dict) and isinstance(call.get("folder"), str) and call["folder"] != ".":
+        out.append(call["folder"])
+    for found in re.finditer(r"\bcd\s+([^\s`'\";&|]+)", text):
+        target = found.group(1).rstrip("/")
+        if target and not target.startswith(("/", "~", "$", "-")) and ".." not in target.split("/"):
+            out.append(target)
+    return out
+
+
 def stale_reason(card: dict, repo_root: str, cache: Dict[str, bool]) -> Optional[str]:
-    """Why the card's evidence is gone (a cited path no longer exists), or None."""
-    def exists(rel: str) -> bool:
+    """Why the card's evidence is gone (a cited path no longer exists where the lesson's own
+    step runs it: the root, the folder its call ran in, or where its ``cd`` goes), or None."""
+    def at(rel: str) -> bool:
         if rel not in cache:
             cache[rel] = fs.exists(fs.join(repo_root, rel))
         return cache[rel]
 
     for text in _texts(card):
+        folders = _folders(card, text)
+
+        def exists(rel: str) -> bool:
+            return at(rel) or any(at(fs.join(f, rel)) for f in folders)
         prev = ""
         for word in _WORD.findall(text):
             path = _cited(word, prev, exists)

@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Chronological replay of real sessions: does session k repeat a mistake sessions 1..k-1 solved?
+
+For each project of bench/learning/manifest.json, its sessions in time order go through the
+`hook` command event by event, with the transcript's own timestamps: SessionStart, each real
+prompt, PreToolUse, PostToolUse or PostToolUseFailure with the real input and result, Stop,
+SessionEnd. Nothing else runs: the store learns only as the product triggers it from those
+hooks (`--maintain-after-session` adds the `maintain --force` a person would have to type, for
+the "before" figures). Everything a hook prints is kept with the call it came at.
+
+For each repeated failure (a failing call of a later session that repeats a failure an earlier
+session hit and solved: bench/learning/repeats.json, or, for a project without entries there,
+derived from gold.json's `seen_in` and `match`), the lesson with its fix (the gold lesson's
+`match` and `needs` on the printed text) was shown: before the call, at it (its PreToolUse or
+its failure), later in the session, or never. Per session: notes shown that concern nothing in
+the session (no call of the session has the lesson's command family, and no gold lesson of the
+session matches it), and characters injected.
+Usage: python3 bench/replay.py [--set tuning|held-out|all] [--project P] [--show]
+                               [--format text|json] [--maintain-after-session]
+"""
+import argparse
+import contextlib
+import io
+import json
+import os
+import posix
+import re
+import sys
+import tempfile
+from typing import Dict, List, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(REPO, "bench", "learning")
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+
+import self_learning  # noqa: E402
+from selflearn.cli import parser as cli  # noqa: E402
+from selflearn.observation import commands  # noqa: E402
+
+PLACES = ("before", "at", "later", "never")
+_NOT_PROMPT = ("<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
+               "[Request interrupted by user", "<system-reminder>", "Caveat: The messages below",
+               "<command-message>", "<task-notification>")
+_ID = re.compile(r"\[((?:aha|mined)_[A-Za-z0-9_]+)\]")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.:@+-]*")
+
+
+def words(text: str) -> List[str]:
+    """Lower-case words (the judge's own split, independent of the product's)."""
+    return [w.strip("./:") for w in _WORD.findall(text.lower()) if w.strip("./:")]
+
+
+def load(name: str) -> dict:
+    path = os.path.join(DATA, name)
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def setenv(name: str, value: Optional[str]) -> None:
+    """Both views of the environment: ``os.environ`` and the ``posix.environ`` the hook reads."""
+    if value is None:
+        os.environ.pop(name, None)
+        posix.environ.pop(name.encode(), None)
+    else:
+        os.environ[name] = value
+        posix.environ[name.encode()] = value.encode()
+
+
+# --- a transcript as hook payloads ---------------------------------------------------------
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or []
+                     if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _prompt(entry: dict, content) -> str:
+    if entry.get("isMeta") or entry.get("isCompactSummary"):
+        return ""
+    if isinstance(content, list):
+        content = "\n".join(t for t in (_text([b]) for b in content) if not t.startswith(_NOT_PROMPT))
+    text = (content or "").strip() if isinstance(content, str) else ""
+    return "" if not text or text.startswith(_NOT_PROMPT) else text
+
+
+def events(path: str) -> List[dict]:
+    """``{ts, payload, call}`` per hook event of one transcript, in order (``call`` is the
+    tool_use id a tool event belongs to)."""
+    with open(path, encoding="utf-8") as fh:
+        entries = [json.loads(line) for line in fh if line.strip()]
+    entries = [e for e in entries if e.get("timestamp")]
+    if not entries:
+        return []
+    sid = next((e["sessionId"] for e in entries if e.get("sessionId")), "s")
+    side = bool(entries[0].get("isSidechain"))
+    tools: Dict[str, dict] = {}
+    out: List[dict] = []
+
+    def add(entry: dict, payload: dict, call: str = "") -> None:
+        base = {"session_id": sid, "cwd": entry.get("cwd") or "", "transcript_path": path,
+                "permission_mode": entry.get("permissionMode") or "default"}
+        out.append({"ts": entry["timestamp"], "payload": dict(base, **payload), "call": call})
+
+    if not side:
+        add(entries[0], {"hook_event_name": "SessionStart", "source": "startup"})
+    for entry in entries:
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        content = message.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        if entry.get("type") == "assistant":
+            for b in blocks:
+                if b.get("type") == "tool_use" and b.get("id"):
+                    tools[b["id"]] = {"tool_name": b.get("name", ""), "tool_input": b.get("input") or {}}
+                    add(entry, {"hook_event_name": "PreToolUse", "tool_use_id": b["id"],
+                                **tools[b["id"]]}, b["id"])
+            said = _text(blocks)
+            if message.get("stop_reason") == "end_turn" and said and not side:
+                add(entry, {"hook_event_name": "Stop", "stop_hook_active": False,
+                            "last_assistant_message": said})
+        elif entry.get("type") == "user":
+            results = [b for b in blocks if b.get("type") == "tool_result"]
+            for b in results:
+                call = b.get("tool_use_id", "")
+                tool = tools.get(call, {"tool_name": "", "tool_input": {}})
+                text = _text(b.get("content"))
+                if b.get("is_error"):
+                    add(entry, {"hook_event_name": "PostToolUseFailure", "tool_use_id": call,
+                                **tool, "error": text,
+                                "is_interrupt": text.startswith("[Request interrupted")}, call)
+                else:
+                    response = entry.get("toolUseResult") if len(results) == 1 else None
+                    if not isinstance(response, dict) or not response.get("stdout"):
+                        response = {"stdout": text, "stderr": "", "interrupted": False} \
+                            if tool["tool_name"] == "Bash" else text
+                    add(entry, {"hook_event_name": "PostToolUse", "tool_use_id": call, **tool,
+                                "tool_response": response}, call)
+            prompt = "" if results else _prompt(entry, content)
+            if prompt and not side:
+                add(entry, {"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    if not side:
+        add(entries[-1], {"hook_event_name": "SessionEnd", "reason": "other"})
+    return out
+
+
+def started(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            stamp = json.loads(line).get("timestamp") if line.strip() else None
+            if stamp:
+                return stamp
+    return ""
+
+
+# --- running the hooks -----------------------------------------------------------------------
+
+class _Out:
+    """A stdout whose ``buffer`` keeps what the hook prints."""
+
+    def __init__(self):
+        self.buffer = io.BytesIO()
+
+    def write(self, text: str) -> int:
+        return self.buffer.write(text.encode("utf-8"))
+
+    def flush(self) -> None:
+        pass
+
+
+def context(printed: str) -> str:
+    """What reaches the model: plain text, or the JSON envelope's additional context."""
+    if not printed.startswith("{"):
+        return printed
+    try:
+        out = json.loads(printed)
+    except ValueError:
+        return printed
+    spec = out.get("hookSpecificOutput") if isinstance(out, dict) else None
+    return str((spec or {}).get("additionalContext") or out.get("reason") or "")
+
+
+def fire(payload: dict, ts: str) -> str:
+    """One hook event through the real entry point; what it printed."""
+    setenv("SELF_LEARNING_NOW", ts[:19] + "Z")
+    raw = json.dumps(payload).encode("utf-8")
+    out, saved = _Out(), (sys.stdin, sys.stdout)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    sys.stdout = out
+    try:
+        if hasattr(self_learning, "hook"):
+            self_learning.hook(["--agent", "claude"])
+        else:  # the code before #24 (for the "before" figures): no learning from the hooks
+            from selflearn.observation import hook
+            hook.main(["--agent", "claude"], self_learning.inject)
+    finally:
+        sys.stdin, sys.stdout = saved
+    return out.buffer.getvalue().decode("utf-8", "replace")
+
+
+def _command(call: dict) -> str:
+    tool_input = call.get("tool_input") if isinstance(call.get("tool_input"), dict) else {}
+    return str(tool_input.get("command") or tool_input.get("file_path") or
+               json.dumps(tool_input)[:300])
+
+
+def families(command: str) -> set:
+    return {commands.command_family(seg) for seg in commands.segments(command)} - {""}
+
+
+def replay_project(project: str, sessions: List[dict], root: str, maintain_after: bool) -> List[dict]:
+    """Every session of ``project`` in time order through the hooks; per session its events
+    with what each hook printed."""
+    os.makedirs(os.path.join(root, ".git"), exist_ok=True)
+    setenv("SELF_LEARNING_REPO_ROOT", root)
+    out = []
+    for s in sessions:
+        shown = []
+        for ev in events(os.path.join(DATA, s["file"])):
+            printed = fire(ev["payload"], ev["ts"])
+            shown.append({"event": ev["payload"]["hook_event_name"], "call": ev["call"],
+                          "ts": ev["ts"], "printed": context(printed), "raw": printed,
+                          "command": _command(ev["payload"]) if ev["call"] else "",
+                          "error": ev["payload"].get("error", "")})
+        if maintain_after:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                cli.main(["maintain", "--force"])
+        out.append({"session": s["session"], "events": shown})
+    return out
+
+
+# --- judging ---------------------------------------------------------------------------------
+
+def _cause_words(error: str) -> set:
+    """The words of an error's first lines that name its cause (shell headers left out)."""
+    lines = [ln for ln in error.splitlines() if ln.strip() and not ln.lower().startswith(
+        ("exit code", "output:"))]
+    return set(words(" ".join(lines[:3])[:300])) - {"error", "fatal", "failed"}
+
+
+def derived_repeats(project: str, order: List[str], gold: List[dict], runs: Dict[str, dict]) -> List[dict]:
+    """Repeats of a project without repeats.json entries: for each gold lesson seen in two or
+    more sessions, the failing calls of its later sessions whose command and error match it
+    and whose cause line is mostly the one an earlier session hit (another finding of the
+    same linter is another failure)."""
+    out = []
+    for g in gold:
+        seen = [sid for sid in order if sid in g.get("seen_in", [])]
+        hits: Dict[str, List[dict]] = {}
+        for sid in seen:
+            hits[sid] = [ev for ev in runs[sid]["events"] if ev["event"] == "PostToolUseFailure"
+                         and re.search(g["match"], " ".join(f"{ev['command']} {ev['error']}".split()))]
+        for k, later in enumerate(seen[1:], 1):
+            earlier = [_cause_words(ev["error"]) for sid in seen[:k] for ev in hits[sid]]
+            for ev in hits[later]:
+                words = _cause_words(ev["error"])
+                if any(len(words & w) >= max(1, len(w | words) // 2) for w in earlier):
+                    out.append({"project": project, "session": later, "tool_use_id": ev["call"],
+                                "gold": g["id"], "earlier": seen[:k], "derived": True})
+                    break
+    return out
+
+
+def with_fix(g: dict, text: str) -> bool:
+    """The printed text states the gold lesson and, when it has one, its fix."""
+    return bool(re.search(g["match"], text)) and (not g.get("needs") or bool(re.search(g["needs"], text)))
+
+
+def place(rep: dict, g: dict, run: dict) -> str:
+    """Where, relative to the failing call, the lesson with its fix was first printed."""
+    where = "before"
+    for ev in run["events"]:
+        if ev["call"] == rep["tool_use_id"]:
+            where = "at"
+        if ev["printed"] and with_fix(g, ev["printed"]):
+            return where
+        if ev["call"] == rep["tool_use_id"] and ev["event"].startswith("PostToolUse"):
+            where = "later"
+    return "never"
+
+
+_FAILS = re.compile(r"`([^`]+)` fails with `([^`]+)`")
+
+
+def _about(block: str, failures: List[dict]) -> bool:
+    """A mined failure note (`fam` fails with `error`) whose failure happened in the session:
+    a failing call of that family whose error holds most of the note's error words."""
+    found = _FAILS.search(block)
+    if not found:
+        return False
+    family, error = found.group(1), found.group(2).rstrip("…")
+    want = set(words(error)) - {"error", "fatal"}
+    for f in failures:
+        if family in f["families"] and want:
+            said = set(words(f["error"]))
+            if len(want & said) >= max(1, len(want) // 2):
+                return True
+    return False
+
+
+def notes(run: dict, gold: List[dict]) -> List[dict]:
+    """Each note printed in the session (one per lesson id), and whether it concerns
+    something that happened in it: its failure occurred (same family, most of its error
+    words), or it states a gold lesson of this session."""
+    failures = [{"families": families(ev["command"]), "error": ev["error"]}
+                for ev in run["events"] if ev["event"] == "PostToolUseFailure"]
+    mine = [g for g in gold if run["session"] in g.get("seen_in", [])]
+    out, seen = [], set()
+    for ev in run["events"]:
+        for block in ev["printed"].split("\n- ")[1:] if ev["printed"] else []:
+            found = _ID.search("- " + block)
+            key = found.group(1) if found else block[:60]
+            if key in seen:
+                continue
+            seen.add(key)
+            golden = [g["id"] for g in mine if re.search(g["match"], block)]
+            out.append({"id": key, "event": ev["event"],
+                        "relevant": bool(golden) or _about(block, failures),
+                        "text": block.split("\n")[0][:160]})
+    return out
+
+
+def measure(which: str, only: str, maintain_after: bool) -> dict:
+    manifest, gold = load("manifest.json"), load("gold.json").get("gold", [])
+    repeats = [r for r in load("repeats.json").get("repeats", []) if not r.get("first")]
+    projects: Dict[str, List[dict]] = {}
+    for s in manifest["sessions"]:
+        group = s.get("set", "tuning")
+        if (which != "all" and group != which) or (only and s["project"] != only):
+            continue
+        projects.setdefault(s["project"], []).append(dict(s, started=s.get("started") or started(
+            os.path.join(DATA, s["file"])), group=group))
+    saved = {k: os.environ.get(k) for k in ("SELF_LEARNING_USER", "SELF_LEARNING_REPO_ROOT",
+                                             "SELF_LEARNING_NOW", "SELF_LEARNING_GLOBAL_DIR",
+                                             "SELF_LEARNING_LEARN")}
+    rows, details = [], []
+    try:
+        with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
+            setenv("SELF_LEARNING_USER", "bench")
+            setenv("SELF_LEARNING_GLOBAL_DIR", os.path.join(tmp, "global"))
+            setenv("SELF_LEARNING_LEARN", "sync")  # learning as the hooks trigger it, waited for
+            for project, sessions in projects.items():
+                sessions.sort(key=lambda s: s["started"])
+                runs = {r["session"]: r for r in replay_project(
+                    project, sessions, os.path.join(tmp, project), maintain_after)}
+                pgold = [g for g in gold if g["project"] == project]
+                reps = [r for r in repeats if r["project"] == project] or derived_repeats(
+                    project, [s["session"] for s in sessions], pgold, runs)
+                byid = {g["id"]: g for g in pgold}
+                judged = [dict(r, place=place(r, byid[r["gold"]], runs[r["session"]]))
+                          for r in reps if r["gold"] in byid and r["session"] in runs]
+                sess = [{"session": sid, "notes": notes(run, pgold),
+                         "chars": sum(len(ev["printed"]) for ev in run["events"])}
+                        for sid, run in runs.items()]
+                rows.append(_row(project, sessions[0]["group"], judged, sess))
+                details.append({"project": project, "repeats": judged, "sessions": sess})
+    finally:
+        for k, v in saved.items():
+            setenv(k, v)
+    for group in ("tuning", "held-out"):
+        members = [r for r in rows if r["set"] == group]
+        if members:
+            rows.append(_total(group, members))
+    return {"schema": 1, "rows": rows, "details": details}
+
+
+def _row(project: str, group: str, judged: List[dict], sess: List[dict]) -> dict:
+    row = {"project": project, "set": group, "sessions": len(sess), "repeats": len(judged)}
+    row.update({p: sum(1 for j in judged if j["place"] == p) for p in PLACES})
+    row["notes"] = sum(len(s["notes"]) for s in sess)
+    row["irrelevant"] = sum(1 for s in sess for n in s["notes"] if not n["relevant"])
+    row["max_irrelevant"] = max([sum(1 for n in s["notes"] if not n["relevant"]) for s in sess] or [0])
+    row["chars"] = sum(s["chars"] for s in sess)
+    return row
+
+
+def _total(group: str, members: List[dict]) -> dict:
+    row = {"project": f"total {group}", "set": group}
+    for key in ("sessions", "repeats", *PLACES, "notes", "irrelevant", "chars"):
+        row[key] = sum(r[key] for r in members)
+    row["max_irrelevant"] = max(r["max_irrelevant"] for r in members)
+    return row
+
+
+def render(data: dict, show: bool) -> List[str]:
+    head = ("project", "sessions", "repeats", "before", "at", "later", "never", "in time",
+            "notes", "irrelevant", "max/sess", "chars/sess")
+    fmt = "{:<24}{:>9}{:>8}{:>7}{:>5}{:>6}{:>6}{:>8}{:>6}{:>11}{:>9}{:>11}"
+    lines = [fmt.format(*head)]
+    for r in data["rows"]:
+        timely = f"{(r['before'] + r['at']) / r['repeats']:.0%}" if r["repeats"] else "-"
+        lines.append(fmt.format(r["project"], r["sessions"], r["repeats"], r["before"], r["at"],
+                                r["later"], r["never"], timely, r["notes"], r["irrelevant"],
+                                r["max_irrelevant"], round(r["chars"] / max(1, r["sessions"]))))
+    if show:
+        for d in data["details"]:
+            lines.append(f"\n{d['project']}:")
+            for rep in d["repeats"]:
+                lines.append(f"  repeat {rep['place']:<6} {rep['gold']} in {rep['session']}"
+                             + (" (derived)" if rep.get("derived") else ""))
+            for s in d["sessions"]:
+                for n in s["notes"]:
+                    lines.append(f"  note {'ok ' if n['relevant'] else 'IRR'} {s['session']} "
+                                 f"{n['event']}: {n['text']}")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", choices=("tuning", "held-out", "all"), default="all")
+    parser.add_argument("--project", default="")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--show", action="store_true")
+    parser.add_argument("--maintain-after-session", action="store_true",
+                        help="run `maintain --force` after every session (what a person would type)")
+    args = parser.parse_args(argv)
+    data = measure(args.set, args.project, args.maintain_after_session)
+    print(json.dumps(data, indent=1) if args.format == "json" else "\n".join(render(data, args.show)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""The shape of the call a lesson is about: what a later call must look like to get it.
+
+A lesson's ``call`` (card field) says when it matters: ``tool``, ``family`` (``git push``),
+``needs`` (the words of the failed call that the error itself names: the argument or path
+that mattered), ``skip`` (the words a fix of the same command added: a call that already
+carries them follows the lesson), ``folder`` (where the failure ran, relative to the
+repository, when running elsewhere was the fix) and ``error`` (the distinctive words of the
+cause line, to know the same failure when it comes back). ``surfacing.jit`` matches calls
+against it through ``triggers.jsonl``. Pure; must not import cli or surfacing.
+"""
+
+from typing import List, Optional
+
+from ..observation import commands
+from ..observation.commands import words
+from . import fingerprint
+
+MAX_WORDS = 10
+PLACEHOLDERS = {"x", "n", "path", "hex", "ts", "uuid", "tmp", "ref"}
+COMMON = {"the", "a", "an", "to", "of", "in", "is", "not", "no", "for", "on", "and", "or",
+          "with", "be", "was", "it", "this", "that", "at", "by", "as", "error", "failed",
+          "fatal", "from", "are", "has", "have", "did", "does", "could", "cannot", "can't"}
+
+
+def _segment(args: str, family: str) -> str:
+    """The part of a shell line that has the family (else the whole line)."""
+    for seg in commands.segments(args or ""):
+        if commands.command_family(seg) == family:
+            return seg
+    return args or ""
+
+
+def _operands(segment: str, family: str) -> List[str]:
+    """The segment's words after its family's words that are not options or quoted text."""
+    out = []
+    said = family.split()
+    for token in segment.split():
+        token = token.strip("'\"")
+        if said and token.rsplit("/", 1)[-1] == said[0]:
+            said.pop(0)
+            continue
+        if not token or token.startswith(("-", "$", "<", ">", "|", "&")) or "=" in token:
+            continue
+        out.append(token)
+    return out
+
+
+def needs(args: str, family: str, error: str) -> List[str]:
+    """Operands of the failed call that the error names (``config/settings.yaml``)."""
+    low = (error or "").lower()
+    found = []
+    for token in _operands(_segment(args, family), family):
+        bare = token.lower().rstrip("/")
+        bare = bare[2:] if bare.startswith("./") else bare
+        if len(bare) > 2 and bare in low:
+            found += [w for w in words(token) if w not in found]
+    return found[:MAX_WORDS]
+
+
+def skip(failed: str, fix: str, family: str) -> List[str]:
+    """Words a fix of the same family added to the failed call (``--set-upstream``)."""
+    before = set(words(_segment(failed, family)))
+    segment = " ".join(t for t in _segment(fix, family).split() if not t.startswith("<"))
+    if commands.command_family(segment) != family:
+        return []
+    added = [w for w in words(segment) if w not in before and _general(w)]
+    return list(dict.fromkeys(added))[:3]
+
+
+def _general(word: str) -> bool:
+    """A word a fix adds that would be the same next time: an option or a short name, not a
+    file of this change (``lib/x.ex``) or a placeholder (``<branch>``)."""
+    return word.startswith("-") or (len(word) <= 20 and not any(c in word for c in "/.<>"))
+
+
+def error_words(line: str) -> List[str]:
+    """The distinctive words of a cause line, its variable parts (paths, numbers) left out."""
+    out = []
+    for w in words(fingerprint.normalize(line or "")):
+        if w in PLACEHOLDERS or w in COMMON or w.isdigit() or len(w) < 2:
+            continue
+        if w not in out:
+            out.append(w)
+    return out[:MAX_WORDS]
+
+
+def shape(tool: str, family: str, failed: str, error: str, folder: str = "",
+          fix: Optional[str] = None) -> dict:
+    """A lesson's ``call``, from the failed call, its cause line and (when known) its fix."""
+    out = {"tool": tool, "family": family, "needs": needs(failed, family, error),
+           "skip": skip(failed, fix, family) if fix else [], "folder": folder,
+           "error": error_words(error)}
+    return {k: v for k, v in out.items() if v}

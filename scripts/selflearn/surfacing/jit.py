@@ -1,0 +1,177 @@
+"""Just in time: the lesson whose trigger a tool call matches, at that call or its failure.
+
+The learning step keeps ``<store>/triggers.jsonl`` (``surfacing.triggers`` writes it after
+``maintain``, ``record`` and status changes; derived, rebuildable, safe to delete): one
+line per lesson that may be shown at its trigger, already screened and rendered::
+
+    {"family": "git push", "id": …, "at": "call", "tool": "Bash", "needs": [words],
+     "skip": [words], "folder": "web", "error": [words], "note": "<learned-notes> block"}
+
+At a tool call (``pre_tool``) a line with ``at: call`` (a lesson that changes the call
+itself: what to add, where to run it, what the person refuses) matches when the family is
+one of the call's (every segment of a shell line), the call names every ``needs`` word,
+does not already carry every ``skip`` word (the fix), and runs in ``folder`` when one is
+given. At a failure (``tool_failure``) any line of the family matches whose ``error`` words
+the error mostly holds (and ``needs``, ``folder`` as above): the fix that worked before. Each
+lesson is shown at most once per session (read from the tail of ``surfacings.jsonl``), two
+at most per call. The no-match path reads one small file: this module is on the hook path
+and imports only ``fastjson``, ``posixfs`` and ``store`` (no ``re``, ``typing``, ``os``).
+"""
+
+from ..observation.commands import command_family, folder, segments, words
+from ..storage import fastjson, store
+from ..storage import posixfs as fs
+
+FILE = "triggers.jsonl"
+SURFACINGS = "surfacings.jsonl"
+MAX_BYTES = 256 * 1024    # a larger table is not read (the writer keeps it far below)
+SCAN_BYTES = 256 * 1024   # tail of surfacings.jsonl read for what this session was shown
+PER_CALL = 2              # lessons shown at one call
+ERROR_SHARE = 0.5         # share of a trigger's error words a failure must contain
+# (agent, event) -> the hookSpecificOutput event name that carries additionalContext there;
+# missing: that agent shows nothing of that hook to the model (references/SURFACING.md).
+SHAPES = {("claude", "pre_tool"): "PreToolUse", ("claude", "tool_failure"): "PostToolUseFailure",
+          ("codex", "pre_tool"): "PreToolUse", ("codex", "tool_failure"): "PostToolUse",
+          ("gemini", "tool_failure"): "AfterTool"}
+
+
+def families_of(record: dict, command: str) -> list:
+    """The families a call can trigger: each segment's of a shell line, else its family."""
+    if record.get("tool_kind") == "shell" and command:
+        found = [command_family(seg) for seg in segments(command)]
+        return list(dict.fromkeys(f for f in found if f))
+    family = record.get("family") or record.get("tool") or ""
+    return [family] if family else []
+
+
+def matches(entry: dict, event: str, said: set, where: str, error_words: set) -> bool:
+    """Whether one trigger line fits this call (the family was matched by the caller)."""
+    if any(w not in said for w in entry.get("needs") or []):
+        return False
+    if entry.get("folder") and entry["folder"] != where:
+        return False
+    if event == "pre_tool":
+        skip = entry.get("skip") or []
+        return entry.get("at") == "call" and not (skip and all(w in said for w in skip))
+    want = entry.get("error") or []
+    if not want:
+        return True
+    return sum(1 for w in want if w in error_words) >= max(1, int(len(want) * ERROR_SHARE + 0.5))
+
+
+def _table(store_dir: str) -> bytes:
+    try:
+        fd = fs.open_fd(fs.join(store_dir, FILE), fs.O_RDONLY | fs.O_NOFOLLOW)
+    except OSError:
+        return b""
+    try:
+        return fs.pread(fd, MAX_BYTES, 0)
+    finally:
+        fs.close(fd)
+
+
+def candidates(table: bytes, families: list) -> list:
+    """The parsed lines of ``table`` whose family is one of ``families`` (others unparsed)."""
+    out = []
+    for family in families:
+        needle = b'{"family": ' + fastjson.dumps(family).encode("utf-8") + b","
+        at = table.find(needle)
+        while at >= 0:
+            end = table.find(b"\n", at)
+            line = table[at:end if end >= 0 else len(table)]
+            try:
+                entry = fastjson.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                entry = None
+            if isinstance(entry, dict) and isinstance(entry.get("note"), str):
+                out.append(entry)
+            at = table.find(needle, end if end >= 0 else len(table))
+    return out
+
+
+def shown_in_session(store_dir: str, session_id: str) -> set:
+    """Lesson ids this session was shown since its latest session start."""
+    if not session_id:
+        return set()
+    try:
+        fd = fs.open_fd(fs.join(store_dir, SURFACINGS), fs.O_RDONLY)
+    except OSError:
+        return set()
+    try:
+        size = fs.fstat(fd).st_size
+        start = max(0, size - SCAN_BYTES)
+        data = fs.pread(fd, size - start, start)
+    finally:
+        fs.close(fd)
+    needle = fastjson.dumps(session_id).encode("utf-8")
+    ids: set = set()
+    lines = data.split(b"\n")
+    for raw in reversed(lines[1:] if start else lines):
+        if needle not in raw:
+            continue
+        try:
+            record = fastjson.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if not isinstance(record, dict) or record.get("session_id") != session_id:
+            continue
+        ids.update(i for i in record.get("lesson_ids") or [] if isinstance(i, str))
+        if record.get("event") == "session_start":
+            break
+    return ids
+
+
+def stamp() -> str:
+    """Now as ISO UTC; the fake clock (``SELF_LEARNING_NOW``) when it is set."""
+    fake = fs.env("SELF_LEARNING_NOW")
+    if fake:
+        from ..storage import model
+        return model.iso()
+    import time
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def log(store_dir: str, record: dict, ids: list, chars: int) -> None:
+    """One line in surfacings.jsonl: what reached the agent at this call."""
+    when = stamp()
+    store.append_bytes(fs.join(store_dir, SURFACINGS), store.encode({
+        "v": 1, "id": f"srf_{when.replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}",
+        "ts": when, "session_id": str(record.get("session_id") or ""),
+        "agent": record.get("agent", ""), "event": record.get("event", ""),
+        "lesson_ids": ids, "chars": chars, "call": str(record.get("tool_use_id") or "")}))
+
+
+def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
+            hook_event: str = "") -> str:
+    """What the hook prints for a tool call or a failure ("" when no lesson's trigger fits)."""
+    event, agent = record.get("event", ""), record.get("agent", "")
+    shape = SHAPES.get((agent, event))
+    if shape is None:
+        return ""
+    table = _table(store_dir)
+    if not table:
+        return ""
+    command = command or str(record.get("args") or "")
+    found = candidates(table, families_of(record, command))
+    if not found:
+        return ""
+    said = set(words(command))
+    errors = set(words(str(record.get("error") or ""))) if event == "tool_failure" else set()
+    where = folder(str(record.get("cwd") or ""), command, repo_root)
+    fit = [e for e in found if matches(e, event, said, where, errors)]
+    if not fit:
+        return ""
+    seen = shown_in_session(store_dir, str(record.get("session_id") or ""))
+    chosen = [e for e in dict((e["id"], e) for e in fit if e["id"] not in seen).values()]
+    chosen = chosen[:PER_CALL]
+    if not chosen:
+        return ""
+    text = "\n".join(e["note"].rstrip("\n") for e in chosen) + "\n"
+    if agent == "codex" and event == "tool_failure":
+        shape = "PostToolUse"
+    elif agent == "claude" and event == "tool_failure" and hook_event == "PostToolUse":
+        shape = "PostToolUse"  # a failure the client reported as a finished call
+    out = fastjson.dumps({"hookSpecificOutput": {"hookEventName": shape,
+                                                 "additionalContext": text}}) + "\n"
+    log(store_dir, record, [e["id"] for e in chosen], len(out))
+    return out
