@@ -193,6 +193,10 @@ def test_a_failure_of_the_call_a_lesson_came_with_is_no_violation():
     assert reinforce.judge(p, s, "")[0] != "violated"
     s.hits.append(("2026-03-02T10:05:00Z", "obs_2", "failures", "abc", "t2"))
     assert reinforce.judge(p, s, "") == ("violated", "obs_2")
+    # an agent without tool-use ids: the failure a lesson was shown at is known by its id
+    p = reinforce.Pending("2026-03-02T10:00:00Z", "srf_1", "failures", "abc", "cat", "", "obs_1")
+    s.hits[:] = [("2026-03-02T10:00:00Z", "obs_1", "failures", "abc", "")]
+    assert reinforce.judge(p, s, "")[0] != "violated"
 
 
 def test_when_learning_is_due(store, monkeypatch):
@@ -202,7 +206,8 @@ def test_when_learning_is_due(store, monkeypatch):
     obs = store / "observations.jsonl"
     obs.write_text('{"event": "tool_success", "session_id": "s"}\n')
     assert autorun.due("session_end", str(store)) == "session-end"
-    assert autorun.due("session_start", str(store)) == "catch-up"
+    assert autorun.due("session_start", str(store), "s") == ""  # only its own start
+    assert autorun.due("session_start", str(store), "s2") == "catch-up"
     assert autorun.due("stop", str(store)) == ""  # a turn without a failure
     with obs.open("a") as fh:
         fh.write('{"event": "tool_failure", "session_id": "s"}\n')

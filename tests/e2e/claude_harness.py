@@ -725,3 +725,28 @@ if __name__ == "__main__":  # pragma: no cover - developer tool
         print(json.dumps(capture_fixtures(repo), indent=2))
     else:
         print(f"usage: {sys.argv[0]} --capture [REPO_ROOT]")
+
+
+def wait_for_learning(store: Path, after: float, timeout: float = 90.0) -> dict:
+    """The store's learning state once a run the hooks started in the background, later than
+    ``after`` (epoch seconds, as the fake clock stamps it), has ended: nobody types a command."""
+    import fcntl
+    import time
+    path = Path(store) / "maintain_state.json"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        state = json.loads(path.read_text()) if path.exists() else {}
+        if state.get("last_run_epoch", 0) > after:
+            try:
+                fd = os.open(str(Path(store) / "maintain.lock"), os.O_RDONLY)
+            except FileNotFoundError:
+                return state
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return state
+            except BlockingIOError:
+                pass
+            finally:
+                os.close(fd)
+        time.sleep(0.2)
+    raise AssertionError(f"no learning run after {after} in {store}")

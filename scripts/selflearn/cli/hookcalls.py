@@ -22,7 +22,7 @@ def inject(record: dict, repo_root: str, store_dir: str) -> str:
 def learn(record: dict, repo_root: str, store_dir: str) -> None:
     """Start the learning step when it is due; never waits for it (but in sync mode)."""
     from ..learning import autorun
-    why = autorun.due(record.get("event", ""), store_dir)
+    why = autorun.due(record.get("event", ""), store_dir, str(record.get("session_id") or ""))
     if not why:
         return
     if autorun.mode() == "sync":  # tests and the replay benchmark: learning as it would run

@@ -83,14 +83,20 @@ def _new_bytes(path: str, start: int) -> bytes:
         fs.close(fd)
 
 
-def due(event: str, store_dir: str) -> str:
-    """Why learning should run after ``event`` ("" when it should not)."""
+def _others(new: bytes, session_id: str) -> bool:
+    """Whether ``new`` holds a line of a session other than ``session_id``."""
+    mine = b'"session_id": ' + fastjson.dumps(session_id).encode("utf-8")
+    return new.count(b'"session_id": ') > new.count(mine)
+
+
+def due(event: str, store_dir: str, session_id: str = "") -> str:
+    """Why learning should run after ``event`` of session ``session_id`` ("" when not)."""
     if mode() == "off" or event not in ("stop", "session_end", "session_start"):
         return ""
     state = _state(store_dir)
     new = _new_bytes(fs.join(store_dir, OBSERVATIONS), _seen_size(state))
-    if not new.strip():
-        return ""
+    if not new.strip() or (event == "session_start" and not _others(new, session_id)):
+        return ""  # a catch-up is for what earlier sessions left, not this one's start
     if event == "stop":
         last = state.get("last_run_epoch")
         if isinstance(last, (int, float)) and _now() - last < STOP_EVERY:

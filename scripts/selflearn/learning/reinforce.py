@@ -41,8 +41,8 @@ class Pending(NamedTuple):
     kind: str       # the miner's KIND
     digest: str
     trigger: str    # the card's trigger ('' for an older card: any finished tool call)
-    call: str = ""  # the tool call it was shown with (its own failure came before the agent
-    # could read it: never a violation)
+    call: str = ""  # the tool call it was shown with, and the observation (the failure) it
+    obs: str = ""   # was shown at: the agent read it with that result, never a violation
 
 
 class Session:
@@ -103,10 +103,11 @@ def _pending(memory, cards: dict, done: set, since: str, miners: dict):
             known = out.setdefault(sid, {}).get(aid)
             if known is None or ts < known.ts:
                 trigger = card.get("trigger")
-                call = srf.get("call")
+                call, obs = srf.get("call"), srf.get("obs")
                 out[sid][aid] = Pending(ts, srf.get("id", "?"), *parsed,
                                         trigger if isinstance(trigger, str) else "",
-                                        call if isinstance(call, str) else "")
+                                        call if isinstance(call, str) else "",
+                                        obs if isinstance(obs, str) else "")
     return out, unjudged
 
 
@@ -172,7 +173,8 @@ def judge(p: Pending, s: Optional[Session], idle_before: str) -> Tuple[str, Opti
     if not (s.ended >= p.ts or max(s.last, p.ts) < idle_before):
         return "waiting", None
     for ts, oid, kind, digest, call in s.hits:
-        if ts >= p.ts and kind == p.kind and digest == p.digest and not (p.call and call == p.call):
+        if ts >= p.ts and kind == p.kind and digest == p.digest and \
+                not (p.call and call == p.call) and oid != p.obs:
             return "violated", oid
     touched = s.touched.get(p.trigger, "") if p.trigger else s.worked
     return ("helped", None) if touched >= p.ts else ("untested", None)

@@ -138,7 +138,8 @@ def log(store_dir: str, record: dict, ids: list, chars: int) -> None:
         "v": 1, "id": f"srf_{when.replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}",
         "ts": when, "session_id": str(record.get("session_id") or ""),
         "agent": record.get("agent", ""), "event": record.get("event", ""),
-        "lesson_ids": ids, "chars": chars, "call": str(record.get("tool_use_id") or "")}))
+        "lesson_ids": ids, "chars": chars, "call": str(record.get("tool_use_id") or ""),
+        "obs": str(record.get("id") or "")}))
 
 
 def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
