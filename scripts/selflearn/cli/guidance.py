@@ -65,7 +65,8 @@ def _add_improve(sub) -> None:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--append", metavar="TEXT", help="one-line rule to append at the end of --file")
     what.add_argument("--update-section", metavar="HEADING",
-                      help="replace the body of this section (appended as ## HEADING if absent)")
+                      help="replace the body of this section, up to its next heading of any "
+                      "level (appended as ## HEADING if absent)")
     what.add_argument("--scan-duplicates", action="store_true",
                       help="list lines repeated across the guidance files; changes nothing")
     p.add_argument("--text", help="new section body for --update-section")
