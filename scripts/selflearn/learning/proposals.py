@@ -193,7 +193,7 @@ def _entry(action: str, cand: dict, pid: Optional[str], title: Optional[str] = N
 
 def _record(cand: dict, pid: str, taken_names: set, use_provider: bool) -> dict:
     """The first line of a new proposal, its body drafted (provider or template)."""
-    rec = {k: v for k, v in cand.items() if k != "changed"}
+    rec = {k: v for k, v in cand.items() if k not in ("changed", "below")}
     rec.update(id=pid, ts=model.iso(), v=model.SCHEMA_VERSION, status="proposed", warnings=[])
     if cand["kind"] == "rule":
         rec.update(target=RULES_FILE, source="template", origin="lessons")
@@ -272,6 +272,9 @@ def offer(memory, found: List[dict], dry_run: bool, setup, force: bool = False) 
             if update is not None:
                 lines.append(update)
                 report.append(_entry("updated", cand, old["id"], old.get("title")))
+                by_key.update(_by_key({old["id"]: {**old, **update}}))
+            continue
+        if cand.get("below"):  # fell below the bar: it may only update a pending proposal
             continue
         if cand["kind"] in fresh and not force:
             report.append(_entry(f"deferred (one new {cand['kind']} proposal per run)", cand, None))
@@ -330,8 +333,7 @@ def suggest(memory, propose: Optional[str] = None) -> dict:
     now = model.now()
     mine_sequences.settle(agg, now)
     known = _by_key(_all(memory))
-    cands = [f for f in mine_sequences.findings(agg, mine_sequences.horizon(agg),
-                                                mine_sequences.CANDIDATE_SESSIONS)
+    cands = [f for f in mine_sequences.findings(agg, mine_sequences.CANDIDATE_SESSIONS)
              if not any(k in known for k in f["proposal"]["covers"])]
     data = {"filed": [], "pending": [], "candidates": []}
     if propose:
@@ -356,8 +358,9 @@ def suggest(memory, propose: Optional[str] = None) -> dict:
 
 def _line(p: dict) -> str:
     fixes = f", {len(p['corrections'])} correction(s)" if p.get("corrections") else ""
+    failed = f", {p['failures']} failed" if p.get("failures") else ""
     return (f"{p['id']}  [{p['kind']}, {p['status']}] {p['title']} "
-            f"({p.get('sessions', 0)} sessions, quality {p.get('quality')}{fixes})")
+            f"({p.get('sessions', 0)} sessions{failed}, quality {p.get('quality')}{fixes})")
 
 
 def render_list(data: dict) -> List[str]:
