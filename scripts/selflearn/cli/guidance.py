@@ -19,7 +19,9 @@ def _add_analyze(sub) -> None:
                        "stale read, timed out: kept out of the rate), permission denials and "
                        "corrections. An opportunity is a family with >= 5 calls in the rate and "
                        "< 80% success; a git commit in the window whose message says "
-                       "fix/fixed/fixes and names the family suppresses it. Reads only. "
+                       "fix/fixed/fixes and names the family suppresses it when it came after "
+                       "the family's last failure. Errors of the model's service (provider "
+                       "errors) are counted apart, by reason. Reads only. "
                        "Rules and constants: references/GUIDANCE.md.",
                        epilog=examples(f"{SCRIPT} analyze --days 7",
                                        f"{SCRIPT} analyze --days 30 --format json"))
