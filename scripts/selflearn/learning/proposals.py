@@ -68,26 +68,36 @@ def undecided(p: dict, verb: str) -> None:
                          f"({p.get('decided_ts', '?')}); a decided proposal stays decided")
 
 
-def _with_corrections(memory, items: List[dict]) -> List[dict]:
+def with_corrections(memory, items: List[dict]) -> List[dict]:
     """Each proposal with people's corrections of its pattern (``correct --pattern KEY``,
-    or its id), newest first; the corrections file is read once."""
+    of any key it covers, or its id), newest first; the corrections file is read once."""
     from . import corrections
     latest = corrections.latest(memory)
     for p in items:
-        p["corrections"] = list(dict.fromkeys(latest.get(p["key"], []) + latest.get(p["id"], [])))
+        p["corrections"] = list(dict.fromkeys(
+            text for key in [p["key"], *(p.get("covers") or []), p["id"]]
+            for text in latest.get(key, [])))[:corrections.MAX_CORRECTIONS]
     return items
+
+
+def naming(memory, target: str, status: str) -> List[dict]:
+    """The proposals in ``status`` whose key, covered keys or id is ``target``, with their
+    corrections."""
+    return with_corrections(memory, [public(p) for p in _all(memory).values()
+                                      if p.get("status") == status and target in (
+                                          p.get("key"), p.get("id"), *(p.get("covers") or []))])
 
 
 def listing(memory, status: str = "proposed", kind: Optional[str] = None) -> dict:
     items = [public(p) for p in _all(memory).values()
              if (status == "all" or p.get("status") == status) and (not kind or p.get("kind") == kind)]
     items.sort(key=lambda p: (p["created_ts"], p["id"]), reverse=True)
-    _with_corrections(memory, items)
+    with_corrections(memory, items)
     return {"status": status, "kind": kind, "count": len(items), "items": items}
 
 
 def show(memory, pid: str) -> dict:
-    return {"proposal": _with_corrections(memory, [get(memory, pid, "show")])[0]}
+    return {"proposal": with_corrections(memory, [get(memory, pid, "show")])[0]}
 
 
 # --- filing ---------------------------------------------------------------------------------
@@ -343,7 +353,7 @@ def suggest(memory, propose: Optional[str] = None) -> dict:
                              "`suggest-skills`; run `mine` first to count new sessions)")
         data["filed"] = offer(memory, chosen, False, None, force=True)
         cands = [f for f in cands if f is not chosen[0]]
-    data["pending"] = _with_corrections(
+    data["pending"] = with_corrections(
         memory, [p for p in pending(memory) if p["kind"] in ("skill", "command")])
     for f in cands:
         p = f["proposal"]
