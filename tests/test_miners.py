@@ -192,6 +192,28 @@ def test_edits_card_says_write_y_directly_and_cites_evidence(run, store):
     assert mine_edits.recurs(log.obs("sc", "tool_failure", **_safe_load(None, "z")[1][1])) is None
 
 
+def test_edits_the_same_correction_across_files_of_one_session_teaches(run, store):
+    """A self-correction repeated in several files teaches from one session, as a convention
+    does; so does the same change of code the agent did not write, short words and all."""
+    log = Log(store)
+    for svc in ("api", "worker"):  # the agent writes `bash -lc`, then corrects it each time
+        log.append([log.obs("s1", e, **f) for e, f in (
+            edit(f"/repo/{svc}/Dockerfile", "", 'FROM alpine\nRUN bash -lc "make build"'),
+            edit(f"/repo/{svc}/Dockerfile", 'RUN bash -lc "make build"',
+                 'RUN sh -c "make build"'))])
+    for name in ("test_a.py", "test_b.py"):  # existing tests, corrected one after the other
+        log.append([log.obs("s1", e, **f) for e, f in (
+            edit(f"/repo/tests/{name}", "self.assertEquals(total, 3)",
+                 "self.assertEqual(total, 3)"),)])
+    lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "edits")["lessons"]}
+    assert sorted(lessons) == ["bash - lc -> sh - c", "convention|assertEquals -> assertEqual"]
+    sh = lessons["bash - lc -> sh - c"]
+    assert sh["title"] == "Write `sh -c` directly, not `bash -lc`"
+    assert sh["confidence"] == mine_edits.CONVENTION_CONFIDENCE and "in 2+ file(s)" in sh["problem"]
+    assert lessons["convention|assertEquals -> assertEqual"]["title"] == (
+        "Write `assertEqual`, not `assertEquals` (convention)")
+
+
 def test_edits_undo_is_tagged_and_whitespace_does_not_matter(run, store):
     log = Log(store)
     for sid, spaces in (("a", " "), ("b", "   ")):
