@@ -403,6 +403,11 @@ def test_update_section_changes_only_that_section(run, repo, store):
     assert 'update-section "testing" AGENTS.md' in (store / "improvements.md").read_text()
 
 
+def update(run, title, text, file="AGENTS.md"):
+    return run(["improve", "--file", file, "--update-section", title, "--text", text,
+                "--rationale", "r"])
+
+
 # Per shape: the old body of "Testing", then what follows it, which may not change.
 SHAPES = {
     "a subsection": ("old advice\n", "### Details\n\nnested detail\n\n## Style\n\nkeep\n"),
@@ -428,16 +433,14 @@ def test_update_section_loses_no_line_after_its_body(run, repo, shape):
     old, rest = SHAPES[shape]
     (repo / "AGENTS.md").write_text(f"{head}\n{old}\n{rest}")
     body = "Use python3 tests/run.py -q; never call pytest directly."
-    assert run(["improve", "--file", "AGENTS.md", "--update-section", "Testing", "--text", body,
-                "--rationale", "r"])[0] == 0
+    assert update(run, "Testing", body)[0] == 0
     assert (repo / "AGENTS.md").read_text() == f"{head}\n{body}\n\n{rest}"
 
 
 def test_update_section_finds_setext_and_indented_headings(run, repo):
     (repo / "AGENTS.md").write_text("Testing\n=======\nold\n\n   ## Style #\nold style\n")
     for title, text in (("testing", RULE), ("style", DISTINCT[0])):
-        assert run(["improve", "--file", "AGENTS.md", "--update-section", title, "--text",
-                    text, "--rationale", "r"])[0] == 0
+        assert update(run, title, text)[0] == 0
     assert (repo / "AGENTS.md").read_text() == (
         f"Testing\n=======\n\n{RULE}\n\n   ## Style #\n\n{DISTINCT[0]}\n")
 
@@ -445,8 +448,7 @@ def test_update_section_finds_setext_and_indented_headings(run, repo):
 def test_update_section_of_the_last_section_and_without_final_newline(run, repo):
     (repo / "AGENTS.md").write_text("# P\n\n## Style\nold style")
     body = "- Keep functions short and named for what they do."
-    assert run(["improve", "--file", "AGENTS.md", "--update-section", "Style", "--text", body,
-                "--rationale", "r"])[0] == 0
+    assert update(run, "Style", body)[0] == 0
     assert (repo / "AGENTS.md").read_text() == f"# P\n\n## Style\n\n{body}\n"
 
 
@@ -503,8 +505,7 @@ def test_the_only_backup_of_lost_lines_outlives_later_writes(run, repo, store, m
     old = "# Rules\n\n## Testing\n\n- Run make check before pushing anything.\n"
     (repo / "AGENTS.md").write_text(old)
     at(monkeypatch, 0)
-    assert run(["improve", "--file", "AGENTS.md", "--update-section", "Testing", "--text",
-                RULE, "--rationale", "r"])[0] == 0
+    assert update(run, "Testing", RULE)[0] == 0
     for i in range(6):
         at(monkeypatch, (i + 1) * 3600)
         assert append(run, DISTINCT[i])[0] == 0
