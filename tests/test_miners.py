@@ -522,6 +522,14 @@ def test_denials_are_grouped_by_what_was_denied_not_the_family(run, store):
     assert mine_denials.recurs(refused) != push["key"].split(":")[-1]
     refused["args"] = "git push origin x --force"
     assert mine_denials.recurs(refused) == push["key"].split(":")[-1]
+    # what a subject is made of: no redirection, no quoted text, inside `bash -lc '…'` too
+    for args, family, expected in (
+            ("sudo rm -rf build/ > /dev/null 2>&1", "rm", ("rm", ["-rf"], ["build/"])),
+            ('git commit --amend -m "fix it"', "git commit", ("git commit", ["--amend", "-m"], [])),
+            ("bash -lc 'cd x && git push -f origin main'", "git push",
+             ("git push", ["-f"], ["origin", "main"]))):
+        assert mine_denials.subject({"tool_kind": "shell", "args": args,
+                                     "family": family}) == expected
 
 
 def test_a_hook_block_makes_one_card(run, store):

@@ -59,7 +59,11 @@ def subject(obs: dict) -> Tuple[str, List[str], List[str]]:
         return family, [], [cut(args, CUT_ARGS)] if args else []
     parts = commands.segments(args)
     segment = next((p for p in parts if commands.command_family(p) == family), args)
-    words = [w for w in _after(segment, family.split()) if not re.search(r"[<>]", w)]
+    words, redirected = [], False
+    for w in _after(segment, family.split()):
+        if not redirected and not re.search(r"[<>]", w):
+            words.append(w)
+        redirected = bool(re.fullmatch(r"\d*[<>]{1,2}", w))  # `> file`: the file goes too
     options = sorted({w.split("=", 1)[0] if re.search("['\"]", w) else w
                       for w in words if w.startswith("-") and w.strip("-")})
     operands = [cut(w, CUT_WORD) for w in words if not w.startswith("-")
@@ -73,7 +77,7 @@ def _after(segment: str, family: List[str]) -> List[str]:
     words = _WORD.findall(segment)
     at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == family[0]), None)
     if at is None:
-        inner = next((w[1:-1] for w in words if w[:1] in "'\"" and family[0] in w), "")
+        inner = next((w.strip("'\"") for w in words if w[:1] in "'\"" and family[0] in w), "")
         return _after(inner, family) if inner.strip() else []
     rest = words[at + 1:]
     for word in family[1:]:

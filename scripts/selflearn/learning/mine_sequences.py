@@ -210,6 +210,8 @@ def _begun(patterns: Dict[str, dict], s: dict) -> List[str]:
     tried = s.get("tried") or []
     ends = {tuple(tried[j - n + 1:j + 1]) for j, step in enumerate(tried) if step in s["bad"]
             for n in (2, 3) if j - n + 1 >= 0}
+    if not ends:
+        return []
     return [key for key, p in patterns.items() if p["kind"] == "skill" and p["orders"]
             and any(tuple(_order(p)[:n]) in ends for n in (2, 3))]
 
@@ -240,7 +242,7 @@ def _bound(agg: dict) -> None:
             del patterns[key]
 
 
-def busiest(stamps: List[str]) -> int:
+def _busiest(stamps: List[str]) -> int:
     """The most of these session times that fall within one WINDOW_HOURS window."""
     times, best, start = sorted(model.parse_ts(t) for t in stamps), 0, 0
     for end, t in enumerate(times):
@@ -263,15 +265,15 @@ def findings(agg: dict, minimum: int, changed=()) -> List[dict]:
         quality = len(ok) - FAILURE_WEIGHT * len(bad)
         row = {"keys": [key], "kind": p["kind"], "ok": ok, "bad": bad, "quality": quality,
                "ex": dict(p.get("ex") or {})}
-        if quality > 0 and busiest([e[0] for e in ok]) >= minimum:
+        if quality > 0 and len(ok) >= minimum and _busiest([e[0] for e in ok]) >= minimum:
             rows.append(dict(row, steps=_order(p)))
         elif key in changed and ok and (p["kind"] == "command" or p["orders"]):
-            below.append(dict(row, steps=_order(p)))
+            below.append(dict(row, steps=_order(p), below=True))
     out = []
     for row in _stitch(rows) + below:
         proposal = _proposal(row)
         proposal["changed"] = any(k in changed for k in row["keys"])
-        proposal["below"] = row in below
+        proposal["below"] = row.get("below", False)
         out.append({"kind": KIND, "fingerprint": proposal["pattern"], "sessions": len(row["ok"]),
                     "occurrences": len(row["ok"]) + len(row["bad"]), "proposal": proposal})
     out.sort(key=lambda f: (-f["proposal"]["quality"], -f["sessions"], f["proposal"]["key"]))
