@@ -381,9 +381,10 @@ def item_text(r: Ranked, fixes: List[str]) -> str:
         note += (f" (warned {r.violations} {times}, recurred anyway; last "
                  f"{r.last_violation[:10] or '?'})")
     room = LINE_MAX - len(note)
-    if detail and len(head + title) + 2 + len(detail) > room:  # the title gives way first:
-        title = cut(title, max(TITLE_MIN, room - len(head) - 2 - len(detail)))  # the fix is
-    line = cut(head + title + (f": {detail}" if detail else ""), room) + note  # what helps
+    # too long: the title gives way first, since the step (the fix) is what helps
+    if detail and len(head + title) + 2 + len(detail) > room:
+        title = cut(title, max(TITLE_MIN, room - len(head) - 2 - len(detail)))
+    line = cut(head + title + (f": {detail}" if detail else ""), room) + note
     if fixes:
         room = ITEM_MAX - len(line) - 1
         fix = cut("  correction: " + clean(fixes[0]), room)

@@ -245,7 +245,10 @@ def _outcome(obs: dict) -> str:
                                                     obs.get("tool") or "-", 40),
              clean_line(obs.get("outcome"), 20), clean_line(what, ARGS_CHARS)]
     error = "" if obs.get("outcome") == "denial" else str(obs.get("error") or "")
-    context = fingerprint.key_line(error) if error else None if provider else obs.get("reason")
+    if error:
+        context = fingerprint.key_line(error)
+    else:
+        context = "" if provider else obs.get("reason")
     context = clean_line(context if context != what else "", CONTEXT_CHARS)
     return "- " + " | ".join(parts if parts[-1] else parts[:-1]) + (
         f"\n  {context}" if context else "")
