@@ -262,6 +262,7 @@ COMMANDS = (
     ("rare", f"list --query {RARE!r} (a word in under 1% of the cards; the words above are in "
              "50-80% each)", ["list", "--query", RARE]),
     ("review", "review", ["review"]),
+    ("review-json", "review --format json", ["review", "--format", "json"]),
     ("index", "index (INDEX.md regeneration)", ["index"]),
     ("fullread", "list --query with SELF_LEARNING_INDEX=off (today's full read)",
      ["list", "--query", QUERY]),

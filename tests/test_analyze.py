@@ -88,6 +88,22 @@ def test_rates_keep_environmental_failures_and_denials_out_of_the_denominator(ru
     assert data["counted"] == 16 and data["read"] == 19
 
 
+def test_provider_errors_are_counted_apart_from_tools(run, log):
+    for reason, error in (("rate_limit", "rate_limit_error: too many tokens"),
+                          ("rate_limit", "rate_limit_error: too many tokens"),
+                          ("server_error", "API Error: 500 Internal server error")):
+        log.add("stop_failure", reason=reason, error=error, outcome="failure")
+    log.shell("npm test")
+    data = js(run)
+    assert list(rows(data)) == ["npm test"]
+    assert data["provider_errors"] == {"count": 3, "reasons": [
+        {"reason": "rate_limit", "count": 2, "error": "rate_limit_error: too many tokens"},
+        {"reason": "server_error", "count": 1, "error": "API Error: 500 Internal server error"}]}
+    code, out, err = run(["analyze"])
+    assert out.splitlines()[-1] == ("provider errors (the model's service, not a tool): 3 "
+                                    "(rate_limit 2x, server_error 1x)")
+
+
 def test_outcome_classes():
     assert analyze.outcome({"event": "tool_success"}) == "ok"
     assert analyze.outcome({"event": "tool_failure", "exit_code": 143}) == "interrupted"
@@ -207,9 +223,9 @@ def git(repo, *args, when=None):
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
 
 
-def failing(log, family, n=5):
-    log.shell(family, times=1)
-    log.shell(family, "tool_failure", times=n - 1, error="error: it broke")
+def failing(log, family, n=5, age=5 * DAY):
+    log.shell(family, times=1, age=age)
+    log.shell(family, "tool_failure", times=n - 1, error="error: it broke", age=age)
 
 
 def test_a_fix_commit_in_the_window_suppresses_the_opportunity(run, log, repo):
@@ -240,8 +256,27 @@ def test_a_fix_commit_body_naming_a_tool_suppresses_it(run, log, repo):
     git(repo, "commit", "-q", "--allow-empty", "-m", "edit retries\n\nThis fixes the Edit "
         "tool failing on CRLF files.", when=NOW - DAY)
     for _ in range(5):
-        log.add("tool_failure", tool="Edit", tool_kind="edit", file="a.py", error="no match")
+        log.add("tool_failure", tool="Edit", tool_kind="edit", file="a.py", error="no match",
+                age=2 * DAY)
     assert js(run)["suppressed"][0]["suppressed_by"]["subject"] == "edit retries"
+
+
+def test_a_fix_commit_before_the_failures_hides_nothing(run, log, repo):
+    """A fix commit suppresses the failures before it; failing after it, the row stays."""
+    git(repo, "init", "-q")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "fix npm test flakiness", when=NOW - 3 * DAY)
+    failing(log, "npm test", age=2 * DAY)
+    data = js(run)
+    assert data["suppressed"] == []
+    [opp] = data["opportunities"]
+    assert opp["failed_after"]["subject"] == "fix npm test flakiness"
+    assert opp["last_failure"] == model.iso(NOW - 2 * DAY)
+    code, out, err = run(["analyze"])
+    assert (f'- npm test: 1 of 5 calls succeeded (20% < 80%) in the last 7 day(s); most '
+            f'frequent failure: error: it broke (4x); it failed again after fix commit '
+            f'{opp["failed_after"]["sha"]} "fix npm test flakiness"') in out
+    log.shell("npm test", "tool_failure", error="error: it broke", age=4 * DAY)
+    assert js(run)["suppressed"] == []  # failures on both sides of the fix: not fixed
 
 
 def test_without_git_the_opportunities_stay(run, log, repo, monkeypatch):

@@ -114,6 +114,33 @@ def test_score_is_explained(run):
     assert item["score_explained"] == "1 base + 2×2 used + 1 recalled + 1 accepted"
 
 
+@pytest.mark.parametrize("index", ["on", "off"])
+def test_review_shows_the_same_few_rows_in_json_and_text_unless_limit_says(run, monkeypatch,
+                                                                         index):
+    """JSON no longer returns every card of each list: `--limit` (default 5, 0 = all) cuts
+    each list, text and JSON alike, and `totals` counts them all."""
+    monkeypatch.setenv("SELF_LEARNING_INDEX", index)
+    cards = [{"id": f"aha_{i:02d}", "title": f"Lesson number {i} about the build cache",
+              "scope": "portable" if i % 2 else "project"}
+             for i in range(12)]
+    recs = [{"id": f"rec_{i:02d}", "title": f"Recommendation {i}"} for i in range(8)]
+    record(run, {"aha_cards": cards, "recommendations": recs})
+    for i in range(12):
+        run(["use", "--aha", f"aha_{i:02d}"])
+    data = js(run, "review")
+    lists = ("top_cards", "backport_candidates", "open_recommendations")
+    assert [len(data[k]) for k in lists] == [5, 5, 5]
+    assert [data["totals"][k] for k in lists] == [12, 6, 8]
+    assert [len(js(run, "review", "--limit", "7")[k]) for k in lists] == [7, 6, 7]
+    assert [len(js(run, "review", "--limit", "0")[k]) for k in lists] == [12, 6, 8]
+    code, out, _ = run(["review", "--limit", "7"])
+    assert sum(line.startswith("  ") and " aha_" in line for line in out.splitlines()) == 7
+    assert out.splitlines()[-1].startswith(
+        "More: 5 more top cards, 1 more open recommendations (raise --limit); `list")
+    assert run(["review", "--limit", "-1"])[2] == \
+        "self_learning: error: review: --limit must be a number 0 or more, got -1\n"
+
+
 def test_review_dashboard(run, monkeypatch):
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-01-01T00:00:00Z")
     record(run, {"aha_cards": CARDS, "recommendations": [

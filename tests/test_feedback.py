@@ -205,6 +205,24 @@ def test_recent_outcomes_per_day_windowed_and_capped(run, store):
     assert "### 2026-03-09" not in page(store)
 
 
+def test_an_outcome_says_what_happened_on_a_context_line(run, store):
+    rows = [obs("2026-03-10T09:05:00Z", "Bash", "failure", "npm test",
+                error="> app@1 test\nError: Cannot find module 'left-pad'\nRequire stack:"),
+            {"v": 1, "id": "obs_d", "ts": "2026-03-10T09:06:00Z", "session_id": "s1",
+             "event": "permission_denied", "tool": "Bash", "args": "rm -rf build",
+             "outcome": "denial", "reason": "destructive command"},
+            {"v": 1, "id": "obs_p", "ts": "2026-03-10T09:07:00Z", "session_id": "s1",
+             "event": "stop_failure", "reason": "rate_limit", "outcome": "failure",
+             "error": "rate_limit_error: too many tokens\n429 Too Many Requests"}]
+    jsonl.append(str(store / "observations.jsonl"), rows)
+    fb(run)
+    recent = page(store)[page(store).index("### 2026-03-10"):]
+    assert recent.splitlines()[2:8] == [
+        "- 09:07 | provider | failure | rate_limit", "  rate_limit_error: too many tokens",
+        "- 09:06 | Bash | denial | rm -rf build", "  destructive command",
+        "- 09:05 | Bash | failure | npm test", "  Error: Cannot find module 'left-pad'"]
+
+
 def test_outcomes_older_than_the_window_are_never_parsed(run, store, monkeypatch):
     from selflearn.storage import fastjson
     old = [obs(f"2026-02-{d:02d}T08:00:00Z", "Bash", "failure", f"old {d}") for d in range(1, 29)]

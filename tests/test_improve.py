@@ -392,21 +392,63 @@ def test_update_section_changes_only_that_section(run, repo, store):
                           "--text", body, "--rationale", "pytest misses the venv"])
     assert code == 0, err
     new = (repo / "AGENTS.md").read_bytes()
-    head, tail = DOC.split("## Testing\r\n")[0], DOC[DOC.index("## Style"):]
+    head, tail = DOC.split("## Testing\r\n")[0], DOC[DOC.index("### Details"):]
     assert new.startswith((head + "## Testing\r\n").encode())
     assert new.endswith(tail.encode())
     assert new == (head + "## Testing\r\n\r\n" + body + "\r\n\r\n" + tail).encode()
+    assert b"### Details\r\nnested detail\r\n" in new  # a subsection is not the body
     backups = list((store / "backups" / "AGENTS.md").iterdir())
     assert [b.read_bytes() for b in backups] == [DOC.encode()]
     assert '## ' in (store / "improvements.md").read_text()
     assert 'update-section "testing" AGENTS.md' in (store / "improvements.md").read_text()
 
 
+def update(run, title, text, file="AGENTS.md"):
+    return run(["improve", "--file", file, "--update-section", title, "--text", text,
+                "--rationale", "r"])
+
+
+# Per shape: the old body of "Testing", then what follows it, which may not change.
+SHAPES = {
+    "a subsection": ("old advice\n", "### Details\n\nnested detail\n\n## Style\n\nkeep\n"),
+    "a fence holding the other fence": ("```text\n~~~\n## not a heading\n```\n",
+                                        "## Style\n\nkeep\n"),
+    "a longer fence": ("````md\n```\n## not a heading\n````\n", "## Style\n\nkeep\n"),
+    "an HTML comment holding a heading": ("<!--\n## not a heading\n-->\n",
+                                          "## Style\n\nkeep\n"),
+    "export-rules' block": ("old advice\n", "<!-- self-learning-skills:begin -->\n"
+                            "## Lessons learned (self-learning-skills)\n\n- rule\n"
+                            "<!-- self-learning-skills:end -->\n"),
+    "a setext heading": ("old advice\n", "Style\n-----\n\nkeep\n"),
+    "an indented heading": ("old advice\n", "  ## Style\n\nkeep\n"),
+    "an empty heading": ("old advice\n", "##\n\nkeep\n"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_update_section_loses_no_line_after_its_body(run, repo, shape):
+    """The body ends at the next heading of any level, or at export-rules' block; what a
+    code fence, an HTML comment or front matter holds is no heading."""
+    head = "---\ndescription: rules\n---\n# P\n\n## Testing\n"
+    old, rest = SHAPES[shape]
+    (repo / "AGENTS.md").write_text(f"{head}\n{old}\n{rest}")
+    body = "Use python3 tests/run.py -q; never call pytest directly."
+    assert update(run, "Testing", body)[0] == 0
+    assert (repo / "AGENTS.md").read_text() == f"{head}\n{body}\n\n{rest}"
+
+
+def test_update_section_finds_setext_and_indented_headings(run, repo):
+    (repo / "AGENTS.md").write_text("Testing\n=======\nold\n\n   ## Style #\nold style\n")
+    for title, text in (("testing", RULE), ("style", DISTINCT[0])):
+        assert update(run, title, text)[0] == 0
+    assert (repo / "AGENTS.md").read_text() == (
+        f"Testing\n=======\n\n{RULE}\n\n   ## Style #\n\n{DISTINCT[0]}\n")
+
+
 def test_update_section_of_the_last_section_and_without_final_newline(run, repo):
     (repo / "AGENTS.md").write_text("# P\n\n## Style\nold style")
     body = "- Keep functions short and named for what they do."
-    assert run(["improve", "--file", "AGENTS.md", "--update-section", "Style", "--text", body,
-                "--rationale", "r"])[0] == 0
+    assert update(run, "Style", body)[0] == 0
     assert (repo / "AGENTS.md").read_text() == f"# P\n\n## Style\n\n{body}\n"
 
 
@@ -456,6 +498,20 @@ def test_backups_keep_the_newest_five(run, repo, store, monkeypatch):
     assert backups(store) == [f"20260101T{h:02d}0000Z.bak" for h in range(2, 7)]
     newest = (store / "backups" / "AGENTS.md" / "20260101T060000Z.bak").read_text()
     assert newest == "# Rules\n\n" + "\n".join(DISTINCT[:6]) + "\n"  # before the 7th write
+
+
+def test_the_only_backup_of_lost_lines_outlives_later_writes(run, repo, store, monkeypatch):
+    """Backups whose every line a later version still holds rotate out first."""
+    old = "# Rules\n\n## Testing\n\n- Run make check before pushing anything.\n"
+    (repo / "AGENTS.md").write_text(old)
+    at(monkeypatch, 0)
+    assert update(run, "Testing", RULE)[0] == 0
+    for i in range(6):
+        at(monkeypatch, (i + 1) * 3600)
+        assert append(run, DISTINCT[i])[0] == 0
+    assert backups(store) == ["20260101T000000Z.bak"] + [
+        f"20260101T{h:02d}0000Z.bak" for h in range(3, 7)]
+    assert (store / "backups" / "AGENTS.md" / "20260101T000000Z.bak").read_text() == old
 
 
 def test_backups_older_than_seven_days_are_deleted_but_never_the_new_one(run, repo, store,

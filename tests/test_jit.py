@@ -192,7 +192,7 @@ def test_a_failure_of_the_call_a_lesson_came_with_is_no_violation():
     s.hits.append(("2026-03-02T10:00:00Z", "obs_1", "failures", "abc", "t1"))
     assert reinforce.judge(p, s, "")[0] != "violated"
     s.hits.append(("2026-03-02T10:05:00Z", "obs_2", "failures", "abc", "t2"))
-    assert reinforce.judge(p, s, "") == ("violated", "obs_2")
+    assert reinforce.judge(p, s, "")[:2] == ("violated", "obs_2")
     # an agent without tool-use ids: the failure a lesson was shown at is known by its id
     p = reinforce.Pending("2026-03-02T10:00:00Z", "srf_1", "failures", "abc", "cat", "", "obs_1")
     s.hits[:] = [("2026-03-02T10:00:00Z", "obs_1", "failures", "abc", "")]

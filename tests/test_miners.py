@@ -192,6 +192,28 @@ def test_edits_card_says_write_y_directly_and_cites_evidence(run, store):
     assert mine_edits.recurs(log.obs("sc", "tool_failure", **_safe_load(None, "z")[1][1])) is None
 
 
+def test_edits_the_same_correction_across_files_of_one_session_teaches(run, store):
+    """A self-correction repeated in several files teaches from one session, as a convention
+    does; so does the same change of code the agent did not write, short words and all."""
+    log = Log(store)
+    for svc in ("api", "worker"):  # the agent writes `bash -lc`, then corrects it each time
+        log.append([log.obs("s1", e, **f) for e, f in (
+            edit(f"/repo/{svc}/Dockerfile", "", 'FROM alpine\nRUN bash -lc "make build"'),
+            edit(f"/repo/{svc}/Dockerfile", 'RUN bash -lc "make build"',
+                 'RUN sh -c "make build"'))])
+    for name in ("test_a.py", "test_b.py"):  # existing tests, corrected one after the other
+        log.append([log.obs("s1", e, **f) for e, f in (
+            edit(f"/repo/tests/{name}", "self.assertEquals(total, 3)",
+                 "self.assertEqual(total, 3)"),)])
+    lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "edits")["lessons"]}
+    assert sorted(lessons) == ["bash - lc -> sh - c", "convention|assertEquals -> assertEqual"]
+    sh = lessons["bash - lc -> sh - c"]
+    assert sh["title"] == "Write `sh -c` directly, not `bash -lc`"
+    assert sh["confidence"] == mine_edits.CONVENTION_CONFIDENCE and "in 2+ file(s)" in sh["problem"]
+    assert lessons["convention|assertEquals -> assertEqual"]["title"] == (
+        "Write `assertEqual`, not `assertEquals` (convention)")
+
+
 def test_edits_undo_is_tagged_and_whitespace_does_not_matter(run, store):
     log = Log(store)
     for sid, spaces in (("a", " "), ("b", "   ")):
@@ -349,8 +371,8 @@ def _request(cmd, family, use_id):
 
 
 def denials_log(seed):
-    """Denied: rm, git push (rejected), curl (hook), docker run (denied, approved less);
-    approved: pnpm install. Noise must give nothing else."""
+    """Denied: rm -rf, git push --force (rejected), curl -s (hook), docker run --privileged
+    (denied, approved less); approved: pnpm install. Noise must give nothing else."""
     rng = random.Random(seed)
     sessions = new_sessions(rng)
     names = list(sessions)
@@ -374,9 +396,9 @@ def denials_log(seed):
                                                   reason="Denied by the user"))])
     for _ in range(4):  # approved too, but fewer than DENIAL_WEIGHT x denials
         u = uid()
-        sessions[rng.choice(names)] += [_request("docker run alpine", "docker run", u),
-                                        ("tool_success", shell("docker run alpine", "docker run",
-                                                               tool_use_id=u))]
+        sessions[rng.choice(names)] += [
+            _request("docker run --privileged x", "docker run", u),
+            ("tool_success", shell("docker run --privileged x", "docker run", tool_use_id=u))]
     for sid in rng.sample(names, 3):  # approvals answered by the same tool_use_id
         for _ in range(rng.randint(1, 2)):
             u = uid()
@@ -415,7 +437,8 @@ def denials_log(seed):
     return interleave(rng, sessions)
 
 
-DENIED = {"denied|rm", "denied|git push", "denied|curl", "denied|docker run"}
+DENIED = {"denied|rm -rf", "denied|git push --force", "denied|curl -s",
+          "denied|docker run --privileged"}
 
 
 def test_denials_planted_are_found_and_noise_is_not(run, store, capsys):
@@ -436,10 +459,11 @@ def test_denial_and_approval_cards(run, store):
                     log.obs(sid, "permission_request", **shell("pnpm install", "pnpm install")),
                     log.obs(sid, "tool_success", **shell("pnpm install", "pnpm install"))])
     lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "denials")["lessons"]}
-    rm, curl, ok = lessons["denied|rm"], lessons["denied|curl"], lessons["approved|pnpm install"]
-    assert rm["title"] == "Don't propose `rm` here: denied 2 time(s)"
-    assert rm["problem"] == ("`rm` was refused 2 time(s) in 2 sessions (denied at the permission "
-                             "prompt 2x); reason: destructive command")
+    rm, curl = lessons["denied|rm -rf"], lessons["denied|curl"]
+    ok = lessons["approved|pnpm install"]
+    assert rm["title"] == "Don't propose `rm -rf build` here: denied 2 time(s)"
+    assert rm["problem"] == ("`rm -rf build` was refused 2 time(s) in 2 sessions (denied at the "
+                             "permission prompt 2x); reason: destructive command")
     assert "reason (2x): destructive command" in rm["evidence"]
     assert "blocked" in curl["tags"] and "Blocked: network access" in curl["problem"]
     assert ok["title"] == "`pnpm install` is approved here (4 approvals, no denial)"
@@ -447,7 +471,7 @@ def test_denial_and_approval_cards(run, store):
     assert "approved" in ok["tags"]
     assert (rm["trigger"], curl["trigger"], ok["trigger"]) == ("rm", "curl", "pnpm install")
     assert all(model.check("card", c, "card") == [] for c in lessons.values())
-    denied_obs = log.obs("c", "permission_denied", **shell("rm x", "rm", reason="no"))
+    denied_obs = log.obs("c", "permission_denied", **shell("rm -rf x", "rm", reason="no"))
     assert mine_denials.recurs(denied_obs) == rm["key"].split(":")[-1]
     assert mine_denials.recurs(log.obs("c", "tool_failure", **shell("rm x", "rm", "rm: x: No "
                                                                     "such file"))) is None
@@ -468,6 +492,53 @@ def test_denials_outweigh_approvals(run, store):
     log.append([log.obs("d", "permission_request", **shell("git push", "git push")),
                 log.obs("d", "tool_success", **shell("git push", "git push"))])
     assert js(run, "--kind", "denials")["lessons"] == []  # mixed now: no new evidence for it
+
+
+def test_denials_are_grouped_by_what_was_denied_not_the_family(run, store):
+    """2 denied force pushes beside 4 approved pushes: the force push is the lesson, and the
+    approvals of other pushes neither outweigh it nor make it "don't propose git push"."""
+    log = Log(store)
+    for sid in ("a", "b"):
+        log.append([log.obs(sid, "permission_denied", **shell(
+            f"git push --force origin {sid}-topic", "git push", reason="force push"))])
+    for sid in ("c", "c", "d", "d"):
+        log.append([log.obs(sid, "permission_request", **shell("git push origin main",
+                                                               "git push")),
+                    log.obs(sid, "tool_success", **shell("git push origin main", "git push"))])
+    for sid in ("e", "f"):  # a target denied, the same command elsewhere approved
+        log.append([log.obs(sid, "tool_failure", **shell("rm -rf /srv/data", "rm", REJECT)),
+                    log.obs(sid, "permission_request", **shell("rm -rf build", "rm")),
+                    log.obs(sid, "tool_success", **shell("rm -rf build", "rm"))])
+    lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "denials")["lessons"]}
+    assert sorted(lessons) == ["approved|git push", "denied|git push --force", "denied|rm -rf"]
+    push, rm = lessons["denied|git push --force"], lessons["denied|rm -rf"]
+    assert push["title"] == "Don't propose `git push --force origin` here: denied 2 time(s)"
+    assert push["trigger"] == "git push" and "gotchas" not in push
+    assert rm["title"] == "Don't propose `rm -rf /srv/data` here: denied 2 time(s)"
+    assert "gotchas" not in rm  # approvals of `rm -rf build` are no approvals of /srv/data
+    assert lessons["approved|git push"]["title"] == (
+        "`git push origin main` is approved here (4 approvals, no denial)")
+    refused = log.obs("g", "permission_denied", **shell("git push -f origin x", "git push"))
+    assert mine_denials.recurs(refused) != push["key"].split(":")[-1]
+    refused["args"] = "git push origin x --force"
+    assert mine_denials.recurs(refused) == push["key"].split(":")[-1]
+    # what a subject is made of: no redirection, no quoted text, inside `bash -lc '…'` too
+    for args, family, expected in (
+            ("sudo rm -rf build/ > /dev/null 2>&1", "rm", ("rm", ["-rf"], ["build/"])),
+            ('git commit --amend -m "fix it"', "git commit", ("git commit", ["--amend", "-m"], [])),
+            ("bash -lc 'cd x && git push -f origin main'", "git push",
+             ("git push", ["-f"], ["origin", "main"]))):
+        assert mine_denials.subject({"tool_kind": "shell", "args": args,
+                                     "family": family}) == expected
+
+
+def test_a_hook_block_makes_one_card(run, store):
+    log = Log(store)
+    for sid in ("a", "b"):
+        log.append([log.obs(sid, "tool_failure", **shell("curl https://x.example", "curl", HOOK,
+                                                         exit_code=2))])
+    lessons = js(run)["lessons"]
+    assert [e["fingerprint"] for e in lessons] == ["denied|curl"]
 
 
 # --- preferences ------------------------------------------------------------------------------

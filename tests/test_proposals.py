@@ -432,6 +432,32 @@ def test_show_lists_evidence_and_corrections_newest_first(run, store, monkeypatc
     assert "2 correction(s)" in run(["proposals", "list"])[1]
 
 
+def test_corrections_of_a_skill_pattern_reach_its_skill_md(run, store, repo, monkeypatch):
+    """Corrections made before `apply` are written with the skill; one made after it is
+    written into the applied SKILL.md (the agent reads it there), newest first."""
+    p = filed(run, store, monkeypatch)
+    assert run(["correct", "--pattern", p["covers"][-1], "--text",
+                "run the lint step with --fix first"])[0] == 0
+    data = cli(run, "apply", "--id", p["id"])
+    skill = repo / ".claude" / "skills" / p["name"] / "SKILL.md"
+    text = skill.read_text()
+    assert text.startswith(p["body"]) and text.endswith(
+        "\n## Corrections\n\nPeople corrected this workflow (newest first); follow them over "
+        "the steps above.\n\n- run the lint step with --fix first\n"
+        "<!-- self-learning-skills:corrections:end -->\n")
+    assert data["written"] == str(skill.parent)
+    code, out, err = run(["correct", "--pattern", p["key"], "--text",
+                          "commit with the release template"])
+    assert code == 0 and out.splitlines()[-1] == f"written into {skill}"
+    text = skill.read_text()
+    assert text.count("## Corrections") == 1 and text.index("release template") < \
+        text.index("--fix first") and text.startswith(p["body"])
+    assert skilldraft.check(text) == []
+    skill.write_text(text.replace(skilldraft.OWNED, 'created_by: "alice"'))  # hers now
+    code, out, err = run(["correct", "--pattern", p["key"], "--text", "one more correction"])
+    assert code == 0 and "was not created by self_learning" in out.splitlines()[-1]
+
+
 @pytest.mark.parametrize("args, message", [
     (["proposals", "show", "--id", "prop_nope"],
      "proposals show: no proposal with id 'prop_nope' (see `proposals list --status all`)"),

@@ -140,6 +140,30 @@ def test_dry_run_writes_nothing(script, run, store):
     assert "violated aha_npm in session s (obs_0001)" in out
 
 
+def test_escalation_dates_the_recurrence_and_keeps_the_fix(script, run, monkeypatch):
+    """The note dates when the failure came back, not when reinforce ran; a long title gives
+    way before the fix does."""
+    title = "`make` fails in the release pipeline when " + "the cache volume is stale " * 5
+    fix = "run `make clean-cache` first, then `make release` again"
+    assert seed_record({"aha_cards": [{"id": "aha_make", "title": title,
+                                       "solution_steps": [fix]}]})[0] == 0
+    for i in range(3):
+        script.surfaced(f"bad{i}", i * 60, "aha_make")
+        script.obs(f"bad{i}", i * 60 + 1, **{**failure(), "family": "make",
+                                             "error": "make: *** Error 2"})
+        script.obs(f"bad{i}", i * 60 + 2, "session_end")
+    monkeypatch.setenv("SELF_LEARNING_NOW", "2026-02-09T10:00:00Z")  # judged a week later
+    reinforce.reinforce(script.memory)
+    memory = Memory(script.memory.root)
+    [violated] = [s for s in memory.load("signals") if s["kind"] == "aha_violated"][-1:]
+    assert violated["seen"] == script.at(121) and violated["ts"].startswith("2026-02-09")
+    [item] = [i for i in advice.advise(memory, script.memory.root)["output"].splitlines()
+              if "aha_make" in i]
+    assert item.endswith(f": {fix} (recorded by the agent; not reviewed) (warned 3 times, "
+                         "recurred anyway; last 2026-02-01)")
+    assert len(item) <= advice.LINE_MAX and "`make` fails in the release pipeline" in item
+
+
 def test_outcomes_move_confidence_and_escalate_advice(script, run):
     for i in range(3):
         sid = f"bad{i}"
@@ -162,7 +186,7 @@ def test_outcomes_move_confidence_and_escalate_advice(script, run):
     data = advice.advise(memory, script.memory.root)
     (item,) = [i for i in data["items"] if i["id"] == "aha_make"]
     assert item["violations"] == 3
-    assert f"(warned 3 times, recurred anyway; last {NOW[:10]})" in data["output"]
+    assert "(warned 3 times, recurred anyway; last 2026-02-01)" in data["output"]
     eff = reinforce.effectiveness(memory)
     assert [r["id"] for r in eff["helped_most"]] == ["aha_npm"]
     assert [(r["id"], r["violated"], r["surfaced"]) for r in eff["keep_failing"]] == \

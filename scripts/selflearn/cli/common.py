@@ -163,6 +163,7 @@ SHARED = {
     "--ids": {"action": "append", "help": "card ids, comma-separated or repeated"},
     "--since": {"metavar": "ISO", "help": "only entries at or after this ISO date or time (UTC)"},
     "--query": {"metavar": "TEXT", "help": "text to match (words, paths, errors)"},
+    "--limit": {"type": int, "metavar": "N", "help": "at most this many (0 = all)"},
     "--skill-path": {"required": True, "metavar": "DIR",
                      "help": "the skill folder (the one holding SKILL.md)"},
 }

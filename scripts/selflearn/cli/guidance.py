@@ -19,7 +19,9 @@ def _add_analyze(sub) -> None:
                        "stale read, timed out: kept out of the rate), permission denials and "
                        "corrections. An opportunity is a family with >= 5 calls in the rate and "
                        "< 80% success; a git commit in the window whose message says "
-                       "fix/fixed/fixes and names the family suppresses it. Reads only. "
+                       "fix/fixed/fixes and names the family suppresses it when it came after "
+                       "the family's last failure. Errors of the model's service (provider "
+                       "errors) are counted apart, by reason. Reads only. "
                        "Rules and constants: references/GUIDANCE.md.",
                        epilog=examples(f"{SCRIPT} analyze --days 7",
                                        f"{SCRIPT} analyze --days 30 --format json"))
@@ -65,7 +67,8 @@ def _add_improve(sub) -> None:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--append", metavar="TEXT", help="one-line rule to append at the end of --file")
     what.add_argument("--update-section", metavar="HEADING",
-                      help="replace the body of this section (appended as ## HEADING if absent)")
+                      help="replace the body of this section, up to its next heading of any "
+                      "level (appended as ## HEADING if absent)")
     what.add_argument("--scan-duplicates", action="store_true",
                       help="list lines repeated across the guidance files; changes nothing")
     p.add_argument("--text", help="new section body for --update-section")

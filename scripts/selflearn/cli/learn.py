@@ -22,13 +22,14 @@ def _add_mine(sub) -> None:
                        "agent's own edit corrected the same way in 2 or more sessions, or the "
                        "same substitution in 2 files (a convention); bypass: a "
                        "shell command the project maps to a skill (config.json skill_bypass); "
-                       "denials: a command family refused (denied, rejected, blocked by a hook) "
-                       "in 2 or more sessions, or approved every time; preferences: of two "
+                       "denials: a command (its family and options) refused (denied, "
+                       "rejected, blocked by a hook) in 2 or more sessions, or approved every "
+                       "time; preferences: of two "
                        "interchangeable commands (npm/pnpm, python/python3, config.json "
                        "equivalents), the one that works; sequences: a tool sequence or long "
-                       "command that succeeded in 3 or more sessions within 72 hours becomes a "
-                       "skill or command proposal (references/PROPOSALS.md), and proven lessons "
-                       "become rule proposals. A changed config.json key mines its "
+                       "command that succeeded in 3 or more sessions within any 72 hours "
+                       "becomes a skill or command proposal (references/PROPOSALS.md), and "
+                       "proven lessons become rule proposals. A changed config.json key mines its "
                        "kind again from the start. Mining again reinforces the same card "
                        "(explicit key mined:<kind>:<digest>). "
                        "Only observations appended since the last run are read (checkpoint: "
@@ -149,9 +150,10 @@ def _add_correct(sub) -> None:
     from ..learning.corrections import MAX_CORRECTIONS
     p = sub.add_parser("correct", help="attach a correction to a lesson or a mined pattern",
                        description="Stores a short correction (redacted) in "
-                       f"<store>/corrections.jsonl; the newest {MAX_CORRECTIONS} per lesson or pattern are shown "
-                       "with it wherever it is surfaced (list, review, advice, proposals). "
-                       "Older ones stay on file.",
+                       f"<store>/corrections.jsonl; the newest {MAX_CORRECTIONS} per lesson or "
+                       "pattern are shown with it wherever it is surfaced (list, review, advice, "
+                       "proposals) and written into the SKILL.md of a skill applied from the "
+                       "pattern (proposals apply). Older ones stay on file.",
                        epilog=examples(f"{SCRIPT} correct --lesson aha_example --text "
                                        "'Use pnpm test here; npm test skips the workspace config'",
                                        f"{SCRIPT} correct --pattern mined:failure:3f9a0c1d2e4b "
@@ -167,9 +169,14 @@ def _add_correct(sub) -> None:
 
 def _run_correct(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import corrections
+    from ..graduation import adopt
     a = ctx.args
     data = corrections.correct(ctx.memory, a.lesson, a.pattern, a.text)
-    return data, corrections.render(data)
+    data["skills"] = adopt.correct_skill(ctx.memory, ctx.repo_root, a.pattern) if a.pattern \
+        else []
+    return data, corrections.render(data) + [
+        f"written into {s['path']}" if s["written"] else f"not written into the skill: {s['why']}"
+        for s in data["skills"]]
 
 
 COMMANDS = (_add_mine, _add_maintain, _add_decay, _add_correct)

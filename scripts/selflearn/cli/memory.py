@@ -204,7 +204,7 @@ def _add_list(sub) -> None:
     p.add_argument("--skill")
     p.add_argument("--tag")
     p.add_argument("--status", action="append", help="only these statuses (shows hidden ones)")
-    p.add_argument("--limit", type=int, default=20, help="at most this many (0 = all)")
+    option(p, "--limit", default=20)
     p.add_argument("--include-global", action="store_true", help="also the global store")
     p.set_defaults(run=_run_list)
 
@@ -222,8 +222,14 @@ MAX_DAYS = 36500  # a window or idle time longer than a century is a typo
 
 
 def _add_review(sub) -> None:
+    from ..surfacing.review import SHOW
     p = sub.add_parser("review", help="dashboard: open recommendations, top cards, next actions",
-                       epilog=examples(f"{SCRIPT} review", f"{SCRIPT} review --days 30 --format json"))
+                       description="What needs attention: open recommendations, the top cards, "
+                       "backport candidates, mined candidates, lessons the safety screen holds, "
+                       f"pending proposals, and the next actions. Each list shows {SHOW} rows in "
+                       "text and JSON alike (`totals` counts them all); --limit shows more.",
+                       epilog=examples(f"{SCRIPT} review",
+                                       f"{SCRIPT} review --days 30 --format json --limit 20"))
     window = p.add_mutually_exclusive_group()
     window.add_argument("--days", type=float, help="activity window in days (default 7)")
     option(window, "--since", "start of the activity window")
@@ -234,6 +240,8 @@ def _add_review(sub) -> None:
     p.add_argument("--stale-days", type=float, default=7,
                    help="an open recommendation idle this long is stale (default 7)")
     p.add_argument("--include-global", action="store_true")
+    option(p, "--limit", default=SHOW,
+           help=f"at most this many rows per list (0 = all; default {SHOW})")
     p.set_defaults(run=_run_review)
 
 
@@ -250,7 +258,7 @@ def _run_review(ctx: Context) -> Tuple[dict, List[str]]:
     data = review.review(ctx.stores, bounded("review", "--days", a.days, 0, MAX_DAYS), a.since,
                          a.scope, a.skill, statuses, query_of(ctx),
                          bounded("review", "--stale-days", a.stale_days, 0, MAX_DAYS),
-                         review.SHOW if a.format == "text" else None)
+                         bounded("review", "--limit", a.limit, 0, float("inf")) or None)
     return data, review.render_review(data)
 
 

@@ -43,8 +43,8 @@ def _makedirs(target: str) -> List[str]:
 
 
 def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optional[str]) -> str:
-    """Write ``<skills dir>/<name>/SKILL.md``; refuses bad names and existing folders, and
-    removes the folders it created when the write fails."""
+    """Write ``<skills dir>/<name>/SKILL.md`` with the pattern's corrections; refuses bad names
+    and existing folders, and removes the folders it created when the write fails."""
     name = name or p["name"]
     why = skilldraft.check_name(name)
     if why:
@@ -57,6 +57,7 @@ def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optio
     text = p["body"] if p["kind"] == "skill" else \
         skilldraft.compose(p, name, use_provider=False)["text"]
     text = skilldraft.rename(text, name) if name != p.get("name") else text
+    text = skilldraft.with_corrections(text, _safe(p["corrections"]))
     problems = skilldraft.check(text)
     if problems:
         raise SelfLearningError(f"proposals apply: the draft of {p['id']} is not a valid "
@@ -89,10 +90,38 @@ def _write_rule(memory, p: dict, repo_root: str, rules_file: Optional[str]) -> T
     return str(result.get("path") or target), ""
 
 
+def _safe(corrections: List[str]) -> List[str]:
+    """The corrections the safety screen passes: a skill's text is read as instructions."""
+    return [c for c in corrections if not screen.text_findings(c)]
+
+
+def correct_skill(memory, repo_root: str, target: str) -> List[dict]:
+    """After ``correct --pattern target``: the SKILL.md of each applied skill or command of
+    that pattern gets its corrections block rewritten (only a file we wrote, still there);
+    per skill ``{path, written, why}``."""
+    out = []
+    for p in proposals.naming(memory, target, "applied"):
+        if p.get("kind") not in ("skill", "command") or not p.get("applied_to"):
+            continue
+        path = os.path.join(p["applied_to"], "SKILL.md")
+        try:
+            if not os.path.isfile(path):
+                raise UsageError(f"correct: {path} is no longer there; nothing was written")
+            real = outputs.claim(path, repo_root, "correct:", marker=skilldraft.OWNED)
+            with open(real, encoding="utf-8") as fh:
+                text = fh.read()
+            store.atomic_write(real, skilldraft.with_corrections(text, _safe(p["corrections"])),
+                               private=False)
+            out.append({"path": path, "written": True, "why": ""})
+        except (UsageError, OSError, UnicodeDecodeError) as exc:
+            out.append({"path": path, "written": False, "why": str(exc)})
+    return out
+
+
 def apply(memory, repo_root: str, pid: str, skills_dir: Optional[str] = None,
           name: Optional[str] = None, rules_file: Optional[str] = None) -> dict:
     """Carry a proposal out: a skill folder (skill, command) or a guarded rule line."""
-    p = proposals.get(memory, pid, "apply")
+    p = proposals.with_corrections(memory, [proposals.get(memory, pid, "apply")])[0]
     proposals.undecided(p, "apply")
     flags = screen.blocked(p)
     if flags:

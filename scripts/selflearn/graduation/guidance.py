@@ -11,7 +11,7 @@ references/GUIDANCE.md. Must not import cli.
 import os
 import re
 import stat
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
 from ..storage.errors import UsageError
 
@@ -48,8 +48,13 @@ LOG_PATTERNS = (
     ("a long hex or number", r"\b0x[0-9a-fA-F]{6,}\b|\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{16,}\b"),
 )
 _LOG = tuple((name, re.compile(rx, re.M | re.I)) for name, rx in LOG_PATTERNS)
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+# Markdown as CommonMark reads it: an ATX heading (up to 3 spaces in, an optional closing
+# run of #), a setext underline, a fence (closed only by a run of its own character at least
+# as long).
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_NOT_PARAGRAPH = re.compile(r"^(?: {4}|\s*(?:[-*+>]|\d+[.)])(?:\s|$)|\s*<!--)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _TOKEN = re.compile(r"[a-z0-9]{2,}")
 
 
@@ -217,31 +222,67 @@ def duplicate_of(text: str, existing: Iterable[Tuple[int, str]]) -> Optional[dic
     return best if rule and matched > DUPLICATE_OVERLAP * len(rule) else None
 
 
+def _outline(lines: List[str]) -> Iterator[Tuple[int, str, str]]:
+    """``(index, kind, title)`` of each line; kind is ``heading`` (ATX or the text of a setext
+    heading), ``underline`` (a setext heading's), ``marker`` (a line of export-rules' block
+    markers), ``hidden`` (front matter, code fences, HTML comments) or ``text``.
+
+    One reading for the section edit and the scan, so neither takes a line a fence or a
+    comment holds for a heading and swallows what follows it.
+    """
+    text = [line.rstrip("\r\n") for line in lines]
+    start = 0
+    if text and text[0].strip() == "---":  # front matter (.mdc rules carry it)
+        start = next((i + 1 for i in range(1, len(text)) if text[i].strip() in ("---", "...")),
+                     0)
+    fence, comment, underline = "", False, -1
+    for i, line in enumerate(text):
+        bare = line.strip()
+        if i < start:
+            yield i, "hidden", ""
+        elif i == underline:
+            yield i, "underline", ""
+        elif fence or comment:
+            if fence and bare.startswith(fence) and not bare.strip(fence[0]):
+                fence = ""
+            comment = comment and "-->" not in line
+            yield i, "hidden", ""
+        elif any(m in line for m in MARKERS[:2]):
+            yield i, "marker", ""
+        elif _FENCE.match(line) or (bare.startswith("<!--") and "-->" not in bare[4:]):
+            m = _FENCE.match(line)
+            fence, comment = (m.group(1), False) if m else ("", True)
+            yield i, "hidden", ""
+        elif _HEADING.match(line):
+            yield i, "heading", (_HEADING.match(line).group(2) or "").strip()
+        elif (bare and i + 1 < len(text) and _SETEXT.match(text[i + 1])
+              and not _NOT_PARAGRAPH.match(line)):
+            underline = i + 1
+            yield i, "heading", bare
+        else:
+            yield i, "text", ""
+
+
 def content_lines(text: str) -> List[Tuple[int, str]]:
-    """Numbered lines outside code fences that are not headings or blank."""
-    out, fenced = [], False
-    for n, line in enumerate(text.splitlines(), 1):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and line.strip() and not _HEADING.match(line):
-            out.append((n, line))
-    return out
+    """Numbered lines that are not headings, blank, or inside fences, comments, front matter."""
+    lines = text.splitlines()
+    return [(i + 1, lines[i]) for i, kind, _ in _outline(lines)
+            if kind == "text" and lines[i].strip()]
 
 
-def section(lines: List[str], heading: str) -> Optional[Tuple[int, int]]:
-    """``(heading index, end index)`` of the section titled ``heading`` (any level, case-blind);
-    it ends at the next heading of the same or a higher level outside code fences."""
-    want, start, level, fenced = heading.strip().lower(), None, 0, False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        m = None if fenced else _HEADING.match(line.rstrip("\r\n"))
-        if m and start is not None and len(m.group(1)) <= level:
-            return start, i
-        if m and start is None and m.group(2).strip().lower() == want:
-            start, level = i, len(m.group(1))
-    return (start, len(lines)) if start is not None else None
+def section(lines: List[str], heading: str) -> Optional[Tuple[int, int, int]]:
+    """``(heading index, body start, body end)`` of the first section titled ``heading``
+    (case-blind). The body ends at the next heading of any level, so a subsection keeps its
+    lines (it has a title of its own), or at export-rules' block, which that command owns."""
+    want, found = heading.strip().lower(), None
+    for i, kind, title in _outline(lines):
+        if found is None:
+            found = (i, i + 1) if kind == "heading" and title.lower() == want else None
+        elif kind == "underline" and i == found[1]:
+            found = (found[0], i + 1)
+        elif kind in ("heading", "marker"):
+            return found[0], found[1], i
+    return (found[0], found[1], len(lines)) if found else None
 
 
 # --- duplicate scan -----------------------------------------------------------------------

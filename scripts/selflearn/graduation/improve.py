@@ -88,7 +88,7 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
     if dry_run or not data["changed"]:
         return data
     if old is not None:
-        data["backup"], data["pruned"] = backup(store_root, rel, old)
+        data["backup"], data["pruned"] = backup(store_root, rel, old, new)
     mode = os.stat(path).st_mode & 0o7777 if old is not None else None
     store.atomic_write(path, new, private=False)
     if mode is not None:
@@ -137,11 +137,12 @@ def _section_update(old: str, lines: List[str], heading: str, text: str):
     body = nl.join(text.split("\n")) + nl
     if where is None:
         return _appended(old, f"## {heading}\n\n{text}"), False, list(enumerate(lines, 1))
-    start, end = where
-    head = lines[start] if lines[start].endswith(("\n", "\r")) else lines[start] + nl
+    start, first, end = where
+    head = "".join(lines[start:first])
+    head += "" if head.endswith(("\n", "\r")) else nl
     new = "".join(lines[:start]) + head + nl + body + (nl if end < len(lines) else "") \
         + "".join(lines[end:])
-    others = [(n, line) for n, line in enumerate(lines, 1) if not start < n <= end]
+    others = [(n, line) for n, line in enumerate(lines, 1) if not first < n <= end]
     return new, True, others
 
 
@@ -153,8 +154,11 @@ def backup_dir(store_root: str, rel: str) -> str:
     return os.path.join(store_root, BACKUPS_DIR, safe)
 
 
-def backup(store_root: str, rel: str, content: str):
-    """Write ``content`` as the newest backup, prune the folder; ``(backup, pruned names)``."""
+def backup(store_root: str, rel: str, content: str, later: str = ""):
+    """Write ``content`` as the newest backup, prune the folder; ``(backup, pruned names)``.
+
+    ``later`` is what the file holds after the write: a backup whose lines it still holds
+    can go before one holding the only copy of lines the write removed."""
     folder = backup_dir(store_root, rel)
     stamp = time.strftime(STAMP, time.gmtime(model.now()))
     name, n = f"{stamp}.bak", 0
@@ -163,12 +167,14 @@ def backup(store_root: str, rel: str, content: str):
         name = f"{stamp}.{n}.bak"
     path = os.path.join(folder, name)
     store.atomic_write(path, content.encode("utf-8"))
-    return os.path.relpath(path, store_root), prune(folder, name)
+    return os.path.relpath(path, store_root), prune(folder, name, later)
 
 
-def prune(folder: str, keep: str) -> List[str]:
-    """Delete backups past the newest BACKUPS_KEEP or older than BACKUPS_MAX_DAYS;
-    never ``keep``, the one just written."""
+def prune(folder: str, keep: str, later: str = "") -> List[str]:
+    """Delete backups older than BACKUPS_MAX_DAYS, and past the newest BACKUPS_KEEP; never
+    ``keep``, the one just written. Past the count, a backup every line of which a newer one
+    (or ``later``, the file now) still holds goes first, so the only copy of lines an update
+    removed is not rotated out by the writes after it."""
     found = []
     for name in os.listdir(folder):
         m = _BACKUP.match(name)
@@ -178,11 +184,30 @@ def prune(folder: str, keep: str) -> List[str]:
     # the one just written counts first, even when the clock went back
     found.sort(key=lambda f: (f[2] == keep, f[:2]), reverse=True)
     cutoff = model.now() - BACKUPS_MAX_DAYS * 86400
-    gone = [name for rank, (when, _, name) in enumerate(found)
-            if name != keep and (rank >= BACKUPS_KEEP or when < cutoff)]
+    gone = [name for when, _, name in found if name != keep and when < cutoff]
+    kept = [name for _, _, name in found if name not in gone]
+    seen, unique = _lines(later), set()
+    for name in kept:
+        lines = _lines(_read(os.path.join(folder, name)))
+        if lines - seen:
+            unique.add(name)
+        seen |= lines
+    # drop from the oldest: first the backups nothing is lost without, then the others
+    older = [name for name in reversed(kept) if name != keep]
+    order = [n for n in older if n not in unique] + [n for n in older if n in unique]
+    gone += order[:max(0, len(kept) - BACKUPS_KEEP)]
     for name in gone:
         os.unlink(os.path.join(folder, name))
     return gone
+
+
+def _lines(text: str) -> set:
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()
 
 
 def _log(store_root: str, data: dict) -> None:

@@ -4,7 +4,9 @@ Owns: one streaming pass over observations.jsonl (window by ``ts`` against
 ``model.now()``), the outcome classes of a finished tool call (ok, failed,
 denied, and the recoverable/environmental ones kept out of the success rate),
 self-corrections of edits, the opportunities (enough calls, low success) and
-their suppression by a ``fix`` commit in the window (git is optional).
+their suppression by a ``fix`` commit in the window made after their last
+failure (git is optional), and the provider's errors (``stop_failure``: the
+model's service failed, not a tool), counted apart.
 Reads only; never writes. Constants: references/GUIDANCE.md. Must not import cli.
 """
 
@@ -36,7 +38,7 @@ TIMEOUT_MARKERS = ("timed out",)
 DENIAL_MARKERS = ("user doesn't want to proceed", "user declined", "rejected by user",
                   "has been denied", "permission denied by user", "denied by the user")
 FIX_WORD = re.compile(r"\bfix(?:e[sd])?\b", re.I)  # a commit naming what it fixed
-WANTED = (b"tool_success", b"tool_failure", b"permission_denied")  # cheap pre-filter
+WANTED = (b"tool_success", b"tool_failure", b"permission_denied", b"stop_failure")  # pre-filter
 
 
 def outcome(obs: dict) -> Optional[str]:
@@ -70,10 +72,12 @@ class Row:
         self.counts = dict.fromkeys(("ok", "failed", "denied") + ENV_CLASSES, 0)
         self.failures: Dict[str, int] = {}
         self.self_corrections = self.recorded_corrections = 0
+        self.last_failure = ""
 
     def add(self, obs: dict, cls: str) -> None:
         self.counts[cls] += 1
         if cls == "failed":
+            self.last_failure = max(self.last_failure, str(obs.get("ts") or ""))
             line = fingerprint.normalize(fingerprint.key_line(str(obs.get("error") or "")))
             line = line[:120] or f"exit code {obs.get('exit_code', '?')}"
             self.failures[line] = self.failures.get(line, 0) + 1
@@ -90,6 +94,7 @@ class Row:
                 "corrections": self.self_corrections + self.recorded_corrections,
                 "self_corrections": self.self_corrections,
                 "recorded_corrections": self.recorded_corrections,
+                "last_failure": self.last_failure or None,
                 "failure_classes": [{"error": e, "count": n} for e, n in top]}
 
 
@@ -132,7 +137,8 @@ def analyze(memory, repo_root: str, days: Optional[int] = None) -> dict:
     path = memory.path("observations")
     rows: Dict[str, Row] = {}
     data = {"days": days, "since": since_iso, "until": until_iso, "observations": path,
-            "read": 0, "counted": 0, "warnings": []}
+            "read": 0, "counted": 0, "warnings": [], "provider_errors": {"count": 0,
+                                                                        "reasons": []}}
     if os.path.exists(path):
         _scan(path, since_iso, until_iso, rows, data)
     _recorded_corrections(memory, since_iso, until_iso, rows)
@@ -141,11 +147,12 @@ def analyze(memory, repo_root: str, days: Optional[int] = None) -> dict:
     commits, data["git"] = fix_commits(repo_root, since_iso, until_iso)
     data["opportunities"], data["suppressed"] = [], []
     for opp in found:
-        commit = _suppressing(commits, opp)
+        commit, before = _suppressing(commits, opp)
         if commit:
             opp["suppressed_by"] = commit
             data["suppressed"].append(opp)
         else:
+            opp["failed_after"] = before
             data["opportunities"].append(opp)
     return data
 
@@ -153,6 +160,7 @@ def analyze(memory, repo_root: str, days: Optional[int] = None) -> dict:
 def _scan(path: str, since_iso: str, until_iso: str, rows: Dict[str, Row], data: dict) -> None:
     """One pass over the file; only the window's finished tool calls are kept, as counts."""
     edits = _Edits()
+    provider: Dict[str, list] = {}
 
     def in_window(obs: dict) -> bool:
         return since_iso <= str(obs.get("ts", ""))[:19] + "Z" <= until_iso
@@ -165,6 +173,9 @@ def _scan(path: str, since_iso: str, until_iso: str, rows: Dict[str, Row], data:
             obs = lines.parse(raw, keep=in_window)
             if obs is None:
                 continue
+            if obs.get("event") == "stop_failure":
+                _provider_error(provider, obs)
+                continue
             cls = outcome(obs)
             if cls is None or not (obs.get("family") or obs.get("tool")):
                 continue
@@ -175,6 +186,17 @@ def _scan(path: str, since_iso: str, until_iso: str, rows: Dict[str, Row], data:
                     and edits.corrects(obs):
                 row.self_corrections += 1
         data["read"] += lines.read
+    ranked = sorted(provider.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    data["provider_errors"] = {"count": sum(n for n, _ in provider.values()), "reasons": [
+        {"reason": reason, "count": n, "error": error} for reason, (n, error) in ranked]}
+
+
+def _provider_error(provider: Dict[str, list], obs: dict) -> None:
+    """Count a failure of the model's service by its reason; keep its first error line."""
+    reason = mine_base.cut(obs.get("reason") or "unknown", 60)
+    entry = provider.setdefault(reason, [0, mine_base.cut(
+        fingerprint.key_line(str(obs.get("error") or "")), 160)])
+    entry[0] += 1
 
 
 def _row(rows: Dict[str, Row], record: dict) -> Row:
@@ -205,7 +227,8 @@ def _opportunity(row: dict, days: int) -> dict:
         top = row["failure_classes"][0]
         reason += f"; most frequent failure: {top['error']} ({top['count']}x)"
     return {"name": row["name"], "tool": row["tool"], "kind": row["kind"], "calls": row["calls"],
-            "attempts": attempts, "rate": row["rate"], "reason": reason}
+            "attempts": attempts, "rate": row["rate"], "reason": reason,
+            "last_failure": row["last_failure"]}
 
 
 def fix_commits(repo_root: str, since_iso: str, until_iso: str) -> Tuple[List[dict], str]:
@@ -214,7 +237,7 @@ def fix_commits(repo_root: str, since_iso: str, until_iso: str) -> Tuple[List[di
     Not a git repository, no git, or git too slow: no commits, and the status says why.
     """
     cmd = ["git", "-C", repo_root, "log", f"--since={since_iso}", f"--until={until_iso}",
-           "--format=%h%x1f%s%x1f%b%x1e"]
+           "--format=%h%x1f%ct%x1f%s%x1f%b%x1e"]
     try:
         done = subprocess.run(cmd, capture_output=True, timeout=GIT_TIMEOUT, check=False,
                               env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
@@ -225,21 +248,28 @@ def fix_commits(repo_root: str, since_iso: str, until_iso: str) -> Tuple[List[di
     commits = []
     for entry in done.stdout.decode("utf-8", "replace").split("\x1e"):
         parts = entry.strip("\n").split("\x1f")
-        if len(parts) == 3 and FIX_WORD.search(parts[1] + "\n" + parts[2]):
-            commits.append({"sha": parts[0], "subject": parts[1],
-                            "message": (parts[1] + "\n" + parts[2]).lower()})
+        if len(parts) == 4 and parts[1].isdigit() and FIX_WORD.search(parts[2] + "\n" + parts[3]):
+            commits.append({"sha": parts[0], "time": int(parts[1]), "subject": parts[2],
+                            "message": (parts[2] + "\n" + parts[3]).lower()})
     return commits, "checked"
 
 
-def _suppressing(commits: List[dict], opp: dict) -> Optional[dict]:
-    """The newest fix commit naming the opportunity's family or tool as a whole word."""
+def _suppressing(commits: List[dict], opp: dict) -> Tuple[Optional[dict], Optional[dict]]:
+    """``(suppressing, earlier)``: the newest fix commit naming the opportunity's family or
+    tool as a whole word and committed after its last failure (the failures it hides came
+    before it), else the newest such commit the failures came after (it fixed nothing)."""
     names = {opp["name"].lower()} | ({opp["tool"].lower()} if opp["tool"] and
                                      opp["name"] == opp["tool"] else set())
+    last = model.parse_ts(opp["last_failure"] or "")
+    earlier = None
     for commit in commits:
-        for name in names:
-            if re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", commit["message"]):
-                return {"sha": commit["sha"], "subject": commit["subject"]}
-    return None
+        if any(re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", commit["message"])
+               for name in names):
+            named = {"sha": commit["sha"], "subject": commit["subject"]}
+            if commit["time"] >= last:
+                return named, None
+            earlier = earlier or named
+    return None, earlier
 
 
 # --- rendering --------------------------------------------------------------------------------
@@ -248,8 +278,12 @@ def render(data: dict) -> List[str]:
     """A table per tool/family, then opportunities with their reasons, then suppressed ones."""
     lines = [f"analyze: {data['counted']} finished tool call(s) from {data['since']} to "
              f"{data['until']} ({data['days']} day(s))"]
+    errors = data["provider_errors"]
+    provider = [f"provider errors (the model's service, not a tool): {errors['count']} ("
+                + ", ".join(f"{r['reason']} {r['count']}x" for r in errors["reasons"]) + ")"
+                ] if errors["count"] else []
     if not data["rows"]:
-        return lines + [f"no tool calls in the window ({data['observations']})"]
+        return lines + [f"no tool calls in the window ({data['observations']})"] + provider
     width = max(len("tool/family"), *(len(r["name"]) for r in data["rows"]))
     width = min(width, 40)
     head = ("calls", "ok", "failed", "env", "denied", "rate", "corrections")
@@ -266,7 +300,10 @@ def render(data: dict) -> List[str]:
                  "(rate = ok / (ok + failed))")
     lines.append("opportunities:" if data["opportunities"] else
                  f"no opportunities (none with >= {MIN_EVENTS} calls and < {MIN_RATE:.0%} success)")
-    lines += [f"- {o['name']}: {o['reason']}" for o in data["opportunities"]]
+    lines += [f"- {o['name']}: {o['reason']}" + (
+        f"; it failed again after fix commit {o['failed_after']['sha']} "
+        f"\"{o['failed_after']['subject']}\"" if o.get("failed_after") else "")
+        for o in data["opportunities"]]
     lines += [f"- suppressed {o['name']}: fixed by commit {o['suppressed_by']['sha']} "
               f"\"{o['suppressed_by']['subject']}\"" for o in data["suppressed"]]
-    return lines
+    return lines + provider

@@ -59,7 +59,7 @@ def evidence(signals: List[dict]) -> Dict[str, Evidence]:
         ev = out.get(target)
         if ev is None:
             ev = out[target] = Evidence()
-        ts = str(s.get("ts") or "")
+        ts = str(s.get("seen") or s.get("ts") or "")  # when it happened, else when written
         ev.last = max(ev.last, ts)
         if kind == "aha_used":
             ev.used += 1

@@ -26,6 +26,13 @@ IGNORED_ERRORS = (
     "user declined", "rejected by user", "keyboardinterrupt", "operation was aborted",
     "has not been read yet", "modified since read", "sibling tool call errored",
 )
+# A tool call the user refused ("The user doesn't want to proceed with this tool use. The
+# tool use was rejected"), or one a hook or policy stopped before it ran.
+REJECTED = ("user doesn't want to proceed", "rejected by user", "user declined",
+            "user rejected", "user denied", "tool use was rejected")
+BLOCKED = ("blocked by hook", "blocked by a hook", "hook denied", "denied this tool",
+           "pretooluse:", "beforetool", "pretooluse hook", "blocked by policy",
+           "denied by policy", "has been denied", "blocked by the sandbox")
 # The agent's own built-in tool protocol (Read, Edit, Write, Grep, ...): it recovers by
 # reading, re-quoting or paging; never project knowledge on its own. Shell output is not.
 PROTOCOL_ERRORS = (
@@ -76,11 +83,12 @@ def test_verdict(line: str) -> bool:
 
 
 def ignored(obs: dict) -> bool:
-    """Interrupted or protocol failures: kept in the log, never a lesson."""
+    """Interrupted, refused or protocol failures: kept in the log, never a failure lesson (a
+    refusal is the denials miner's, which would otherwise make a second card of it)."""
     if obs.get("interrupted") is True or obs.get("exit_code") in IGNORED_EXIT_CODES:
         return True
     error = str(obs.get("error") or "").lower()
-    if any(marker in error for marker in IGNORED_ERRORS):
+    if any(marker in error for marker in IGNORED_ERRORS + REJECTED + BLOCKED):
         return True
     return obs.get("tool_kind") != "shell" and obs.get("tool_kind") != "mcp" \
         and any(marker in error for marker in PROTOCOL_ERRORS)

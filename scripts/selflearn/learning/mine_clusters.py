@@ -4,7 +4,7 @@ Owns ``Clusters`` (a digest -> cluster map kept inside a miner's ``agg``, with
 per-session counts, bounded evidence and pruning of the least recent clusters
 that are not lessons yet), the card fields every mined lesson carries, the
 byte-level session id of a raw line, the config of the current repository (for
-``recurs`` of configured miners) and the markers of a refused tool call.
+``recurs`` of configured miners) and which refusal a tool call was.
 Must not import cli or mine.
 """
 
@@ -15,18 +15,11 @@ from typing import Callable, Dict, List, Optional
 from ..storage import config as project_config
 from . import fingerprint
 from ..storage import paths
-from .mine_base import confidence
+from .mine_base import BLOCKED, REJECTED, confidence
 
 MAX_EVIDENCE_SESSIONS = 5   # sessions cited in a card's evidence; later ones only raise counts
 PRUNE_TO = 0.9              # a full cluster map is pruned down to this share of its limit
 _SID = b'"session_id": "'   # how fastjson (hooks, transcripts) writes the key
-# A tool call the user refused ("The user doesn't want to proceed with this tool use. The
-# tool use was rejected"), or one a hook or policy stopped before it ran.
-REJECTED = ("user doesn't want to proceed", "rejected by user", "user declined",
-            "user rejected", "user denied", "tool use was rejected")
-BLOCKED = ("blocked by hook", "blocked by a hook", "hook denied", "denied this tool",
-           "pretooluse:", "beforetool", "pretooluse hook", "blocked by policy",
-           "denied by policy", "has been denied", "blocked by the sandbox")
 
 
 class Clusters:

@@ -1,23 +1,28 @@
 """Miner ``denials``: what the user or a guard keeps refusing, and what it keeps allowing.
 
-Per command family (shell) or tool (anything else), it counts refusals:
+Per subject, what was refused: the command family (shell) or tool with the
+options it ran with (``git push --force`` is not ``git push``), it counts refusals:
 ``permission_denied`` events, tool failures showing that the user rejected the
 call, and tool failures showing that a hook or policy blocked it (the failures
-miner ignores the user's rejections on purpose). It also counts approvals: a
+miner ignores both on purpose). It also counts approvals: a
 ``permission_request`` followed, in the same session, by that call's success
 (same ``tool_use_id`` when both carry one, else the next call of the same tool
-and family). Denials outweigh approvals (``DENIAL_WEIGHT``); a family approved
-``MIN_APPROVALS`` times and never denied gets a low-key ``approved`` lesson.
-Constants are documented in references/LEARNING.md. Must not import cli.
+and family). A lesson names the target too (the operands every refusal shared),
+and only approvals of that target weigh against it (``DENIAL_WEIGHT``); a subject
+approved ``MIN_APPROVALS`` times and never denied gets a low-key ``approved``
+lesson. Constants are documented in references/LEARNING.md. Must not import cli.
 """
 
-from typing import Dict, List, Optional
+import re
+from typing import Dict, List, Optional, Tuple
 
 from . import fingerprint
-from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut
-from .mine_clusters import BLOCKED, REJECTED, Clusters, finding, refusal, seen_lines, session_of
+from .mine_base import BLOCKED, MIN_SESSIONS, REJECTED, Run, Setup, confidence, cut
+from .mine_clusters import Clusters, finding, refusal, seen_lines, session_of
+from ..observation import commands
 
 KIND = "denials"
+AGG_VERSION = 2             # 2: subjects are a family with its options, targets kept
 
 DENIAL_WEIGHT = 3           # one denial outweighs this many approvals: a family denied in
                             # MIN_SESSIONS sessions is a "don't" lesson unless approvals exceed
@@ -27,8 +32,13 @@ APPROVED_CONFIDENCE = 0.5   # an approved lesson's confidence never exceeds this
 MAX_REASONS_KEPT = 5        # distinct reasons remembered per family, the first ones seen
 MAX_ASKED = 20              # permission requests waiting for their call, per session
 MAX_PENDING_SESSIONS = 500  # sessions with requests waiting; the least recent are dropped
-MAX_CLUSTERS = 5000         # families remembered; the least recent not yet lessons dropped
-CUT_FAMILY, CUT_REASON, CUT_ARGS = 60, 120, 120  # characters shown of each
+MAX_CLUSTERS = 5000         # subjects remembered; the least recent not yet lessons dropped
+MAX_TARGET_WORDS = 6        # operands kept of a command (its target)
+MAX_FORMS = 10              # distinct targets of approvals kept per subject; approvals of
+                            # any other target weigh against every denial of the subject
+CUT_FAMILY, CUT_REASON, CUT_ARGS, CUT_WORD = 60, 120, 120, 60  # characters shown of each
+OTHER = "\n"                # the approvals of targets past MAX_FORMS
+_WORD = re.compile(r"""(?:[^\s'"]+|'[^']*'?|"[^"]*"?)+""")  # a shell word, quotes and all
 _RAW_MARKERS = tuple(m.encode("utf-8") for m in REJECTED + BLOCKED)
 _HOW = {"denied": "denied at the permission prompt", "rejected": "rejected by the user",
         "blocked": "blocked by a hook or policy"}
@@ -39,8 +49,50 @@ def family_of(obs: dict) -> str:
     return cut(fingerprint.command_word(obs), CUT_FAMILY)
 
 
-def _digest(verdict: str, family: str) -> str:
-    return fingerprint.digest(f"{verdict}|{family}")
+def subject(obs: dict) -> Tuple[str, List[str], List[str]]:
+    """``(family, options, operands)`` of a call: what was refused or allowed. The options
+    are sorted (an option's quoted value dropped); the operands are the other words, but
+    neither quoted text (a commit message) nor redirections; a tool's operand is its args."""
+    family = family_of(obs)
+    args = str(obs.get("args") or "")
+    if obs.get("tool_kind") != "shell":
+        return family, [], [cut(args, CUT_ARGS)] if args else []
+    parts = commands.segments(args)
+    segment = next((p for p in parts if commands.command_family(p) == family), args)
+    words, redirected = [], False
+    for w in _after(segment, family.split()):
+        if not redirected and not re.search(r"[<>]", w):
+            words.append(w)
+        redirected = bool(re.fullmatch(r"\d*[<>]{1,2}", w))  # `> file`: the file goes too
+    options = sorted({w.split("=", 1)[0] if re.search("['\"]", w) else w
+                      for w in words if w.startswith("-") and w.strip("-")})
+    operands = [cut(w, CUT_WORD) for w in words if not w.startswith("-")
+                and not re.search("['\"]", w)]
+    return family, [cut(o, CUT_WORD) for o in options], operands[:MAX_TARGET_WORDS]
+
+
+def _after(segment: str, family: List[str]) -> List[str]:
+    """The words of ``segment`` after its program, the family's other words left out; inside
+    a quoted command (``bash -lc '…'``) when the program is only there."""
+    words = _WORD.findall(segment)
+    at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == family[0]), None)
+    if at is None:
+        inner = next((w.strip("'\"") for w in words if w[:1] in "'\"" and family[0] in w), "")
+        return _after(inner, family) if inner.strip() else []
+    rest = words[at + 1:]
+    for word in family[1:]:
+        if word in rest:
+            rest.remove(word)
+    return rest
+
+
+def _key(verdict: str, family: str, options: List[str]) -> Tuple[str, str]:
+    """``(fingerprint text, digest)`` of a subject. The family is case-blind (a subject
+    without options keeps the key its family had when families were the subjects); an
+    option is not (``-D`` is not ``-d``)."""
+    text = f"{verdict}|{' '.join([family] + options)}"
+    folded = f"{verdict}|{family}".lower() + "".join(f" {o}" for o in options)
+    return text, fingerprint.digest(folded, fold_case=False)
 
 
 def _reason(obs: dict, how: str) -> str:
@@ -50,7 +102,8 @@ def _reason(obs: dict, how: str) -> str:
 
 
 def miner(agg: dict, setup: Setup) -> Run:
-    """Refusals and approvals per family; ``agg["asked"]``: requests awaiting their call."""
+    """Refusals and approvals per subject; ``agg["asked"]``: requests awaiting their call."""
+    agg["version"] = AGG_VERSION
     clusters = Clusters(agg, MAX_CLUSTERS, MIN_SESSIONS)
     asked: Dict[str, list] = agg.setdefault("asked", {})
     waiting = {sid.encode("utf-8") for sid in asked}
@@ -77,8 +130,7 @@ def miner(agg: dict, setup: Setup) -> Run:
         if how:
             _deny(how, obs)
         elif event == "tool_success" and request is not None:
-            clusters.hit(_digest("approved", family_of(obs)), obs,
-                         lambda: {"family": family_of(obs), "tool": obs.get("tool") or "?"})
+            _approve(obs)
 
     def _ask(sid: str, obs: dict) -> None:
         entries = asked.pop(sid, [])
@@ -104,11 +156,22 @@ def miner(agg: dict, setup: Setup) -> Run:
                 return [req_id, req_tool, req_family]
         return None
 
+    def _hit(verdict: str, obs: dict, fields: dict) -> Tuple[dict, List[str]]:
+        family, options, operands = subject(obs)
+        return clusters.hit(_key(verdict, family, options)[1], obs, lambda: dict(
+            fields, family=family, options=options, tool=obs.get("tool") or "?")), operands
+
+    def _approve(obs: dict) -> None:
+        c, operands = _hit("approved", obs, {"forms": {}})
+        form = "\n".join(operands)
+        form = form if form in c["forms"] or len(c["forms"]) < MAX_FORMS else OTHER
+        c["forms"][form] = c["forms"].get(form, 0) + 1
+
     def _deny(how: str, obs: dict) -> None:
-        family = family_of(obs)
-        c = clusters.hit(_digest("denied", family), obs, lambda: {
-            "family": family, "tool": obs.get("tool") or "?", "how": {}, "reasons": {},
-            "example": cut(obs.get("args"), CUT_ARGS)})
+        c, operands = _hit("denied", obs, {"how": {}, "reasons": {}, "target": None,
+                                           "example": cut(obs.get("args"), CUT_ARGS)})
+        c["target"] = [w for w in (operands if c["target"] is None else c["target"])
+                       if w in operands]
         c["how"][how] = c["how"].get(how, 0) + 1
         raw = _reason(obs, how)
         norm = fingerprint.normalize(raw)[:CUT_REASON]
@@ -118,13 +181,13 @@ def miner(agg: dict, setup: Setup) -> Run:
             c["reasons"][norm] = [1, cut(raw, CUT_REASON)]
 
     def lessons() -> List[dict]:
-        families = sorted({clusters.items[d]["family"] for d in clusters.changed
-                           if d in clusters.items})
+        subjects = sorted({(c["family"], tuple(c["options"])) for d, c in clusters.items.items()
+                           if d in clusters.changed})
         out = []
-        for family in families:
-            denied = clusters.items.get(_digest("denied", family))
-            approved = clusters.items.get(_digest("approved", family))
-            lesson = _verdict(family, denied, approved)
+        for family, options in subjects:
+            denied = clusters.items.get(_key("denied", family, list(options))[1])
+            approved = clusters.items.get(_key("approved", family, list(options))[1])
+            lesson = _verdict(denied, approved)
             if lesson is not None:
                 out.append(lesson)
         return out
@@ -132,54 +195,87 @@ def miner(agg: dict, setup: Setup) -> Run:
     return Run(wants, feed, lessons)
 
 
-def _verdict(family: str, denied: Optional[dict], approved: Optional[dict]) -> Optional[dict]:
-    """The lesson the counts of one family support: denied, approved, or none (mixed, too few)."""
-    denials = denied["count"] if denied else 0
-    approvals = approved["count"] if approved else 0
-    if denied and len(denied["sessions"]) >= MIN_SESSIONS and approvals <= DENIAL_WEIGHT * denials:
-        return _denied(family, denied, approvals)
-    if approved and not denials and approvals >= MIN_APPROVALS \
-            and len(approved["sessions"]) >= MIN_SESSIONS:
-        return _approved(family, approved)
+def stale(agg: dict, setup: Setup) -> Optional[str]:
+    """Aggregates counted per family (before subjects had options) are mined again."""
+    if agg.get("version") != AGG_VERSION:
+        return f"denials: aggregates of an older format (v{agg.get('version', 1)})"
     return None
 
 
-def _denied(family: str, c: dict, approvals: int) -> dict:
-    n = len(c["sessions"])
+def _against(denied: dict, approved: Optional[dict]) -> int:
+    """Approvals of the denied subject's target (of any target past MAX_FORMS)."""
+    forms = approved["forms"] if approved else {}
+    want = set(denied["target"])
+    return sum(n for form, n in forms.items() if form == OTHER or want <= set(form.split("\n")))
+
+
+def _common(forms: Dict[str, int]) -> List[str]:
+    """The operands every approval shared (none once targets went past MAX_FORMS)."""
+    targets = [form.split("\n") if form else [] for form in forms]
+    if OTHER in forms or not targets:
+        return []
+    return [w for w in targets[0] if all(w in t for t in targets[1:])]
+
+
+def _verdict(denied: Optional[dict], approved: Optional[dict]) -> Optional[dict]:
+    """The lesson the counts of one subject support: denied, approved, or none (mixed, too
+    few)."""
+    approvals = _against(denied, approved) if denied else 0
+    if denied and len(denied["sessions"]) >= MIN_SESSIONS \
+            and approvals <= DENIAL_WEIGHT * denied["count"]:
+        return _denied(denied, approvals)
+    if approved and not denied and approved["count"] >= MIN_APPROVALS \
+            and len(approved["sessions"]) >= MIN_SESSIONS:
+        return _approved(approved)
+    return None
+
+
+def _shown(c: dict, target: List[str]) -> str:
+    """The subject as a lesson names it: family, options, target."""
+    return " ".join([c["family"]] + c["options"] + target)
+
+
+def _denied(c: dict, approvals: int) -> dict:
+    n, what = len(c["sessions"]), _shown(c, c["target"])
     reasons = sorted(c["reasons"].values(), key=lambda r: -r[0])
     how = ", ".join(f"{_HOW[h]} {k}x" for h, k in sorted(c["how"].items()))
     card = {
-        "title": f"Don't propose `{family}` here: denied {c['count']} time(s)",
-        "when_to_use": f"about to run `{family}` ({c['tool']})",
-        "problem": f"`{family}` was refused {c['count']} time(s) in {n} sessions ({how}); "
+        "title": f"Don't propose `{what}` here: denied {c['count']} time(s)",
+        "when_to_use": f"about to run `{what}` ({c['tool']})",
+        "problem": f"`{what}` was refused {c['count']} time(s) in {n} sessions ({how}); "
                    f"reason: {reasons[0][1]}",
-        "solution_steps": [f"don't propose `{family}`; ask the user first or reach the goal "
+        "solution_steps": [f"don't propose `{what}`; ask the user first or reach the goal "
                            "another way"],
         "evidence": [f"example: `{c['example']}`"]
                     + [f"reason ({k}x): {text}" for k, text in reasons]
                     + seen_lines(c, "denied"),
         "gotchas": [f"it was also approved {approvals} time(s): one denial outweighs "
                     f"{DENIAL_WEIGHT} approvals"] if approvals else [],
-        "tags": ["mined", "denial"] + sorted(c["how"]), "trigger": family,
+        "tags": ["mined", "denial"] + sorted(c["how"]), "trigger": c["family"],
     }
-    return finding(KIND, _digest("denied", family), f"denied|{family}", c, card)
+    text, digest = _key("denied", c["family"], c["options"])
+    return finding(KIND, digest, text, c, card)
 
 
-def _approved(family: str, c: dict) -> dict:
-    n = len(c["sessions"])
+def _approved(c: dict) -> dict:
+    n, what = len(c["sessions"]), _shown(c, _common(c["forms"]))
     card = {
-        "title": f"`{family}` is approved here ({c['count']} approvals, no denial)",
-        "when_to_use": f"about to run `{family}` ({c['tool']}) and unsure whether to ask",
-        "problem": f"`{family}` needed permission {c['count']} time(s) in {n} sessions and the "
+        "title": f"`{what}` is approved here ({c['count']} approvals, no denial)",
+        "when_to_use": f"about to run `{what}` ({c['tool']}) and unsure whether to ask",
+        "problem": f"`{what}` needed permission {c['count']} time(s) in {n} sessions and the "
                    "user approved it every time",
-        "solution_steps": [f"`{family}` is safe to propose when the task needs it"],
+        "solution_steps": [f"`{what}` is safe to propose when the task needs it"],
         "evidence": seen_lines(c, "approved"),
         "confidence": min(APPROVED_CONFIDENCE, confidence(n)),
-        "tags": ["mined", "approved"], "trigger": family,
+        "tags": ["mined", "approved"], "trigger": c["family"],
     }
-    return finding(KIND, _digest("approved", family), f"approved|{family}", c, card)
+    text, digest = _key("approved", c["family"], c["options"])
+    return finding(KIND, digest, text, c, card)
 
 
 def recurs(obs: dict) -> Optional[str]:
     """The digest of the denied lesson a refusal adds to (None for anything else)."""
-    return _digest("denied", family_of(obs)) if refusal(obs) else None
+    if not refusal(obs):
+        return None
+    family, options, _ = subject(obs)
+    return _key("denied", family, options)[1]

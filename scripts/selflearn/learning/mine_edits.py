@@ -6,7 +6,8 @@ when its ``edit_new`` is what the earlier edit replaced (its ``edit_old``). The
 correction is reduced to the tokens that changed (whitespace-blind, with one
 token of context for a pure insertion or deletion), so the same fix clusters
 across files and sessions while different fixes stay apart; a change seen in
-``MIN_SESSIONS`` sessions becomes the lesson "write Y directly".
+``MIN_SESSIONS`` sessions, or in ``CONVENTION_MIN_FILES`` files of one session (the
+same slip in every file it touches), becomes the lesson "write Y directly".
 Constants are documented in references/LEARNING.md. Must not import cli.
 """
 
@@ -29,8 +30,10 @@ MAX_OPEN_SESSIONS = 200     # sessions whose edits are remembered; the least rec
 MAX_CLUSTERS = 5000         # corrections remembered; the least recent not yet lessons dropped
 TRIGGER = "edit"            # card trigger: the tool kind whose use puts the lesson at stake
 CONVENTION_MAX_TOKENS = 8   # a convention is a small substitution (both sides, in tokens)
-CONVENTION_MIN_FILES = 2    # ... seen in this many files, or in MIN_SESSIONS sessions
-CONVENTION_CONFIDENCE = 0.3  # weaker than the agent correcting its own text (START is 0.4)
+CONVENTION_MIN_FILES = 2    # ... seen in this many files, or in MIN_SESSIONS sessions (a
+                            # self-correction too)
+CONVENTION_CONFIDENCE = 0.3  # a lesson from one session's files: weaker than one from
+                             # MIN_SESSIONS sessions (START is 0.4)
 CUT_TITLE, CUT_EXAMPLE = 60, 160  # characters of X / Y in a title, of an edit in evidence
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks
 
@@ -121,61 +124,59 @@ def miner(agg: dict, setup: Setup) -> Run:
 
     def _count(found, path, old, new, obs) -> None:
         how, key, x, y = found
-        c = clusters.hit(fingerprint.digest(key, fold_case=False), obs, lambda: {
-            "change": key, "x": cut(x, CUT_TITLE), "y": cut(y, CUT_TITLE),
-            "example": [cut(path, CUT_EXAMPLE), cut(old, CUT_EXAMPLE), cut(new, CUT_EXAMPLE)],
-            "undo": 0})
+        c = _hit(key, x, y, path, old, new, obs, {})
         c["undo"] += how == "undo"
 
     def _convention(path, old, new, obs) -> None:
         sub = substitution(old, new)
-        if sub is None:
-            return
-        key, x, y = sub
-        c = clusters.hit(fingerprint.digest("convention|" + key, fold_case=False), obs, lambda: {
-            "change": key, "x": cut(x, CUT_TITLE), "y": cut(y, CUT_TITLE), "convention": True,
-            "example": [cut(path, CUT_EXAMPLE), cut(old, CUT_EXAMPLE), cut(new, CUT_EXAMPLE)],
-            "files": [], "undo": 0})
-        if path not in c["files"] and len(c["files"]) < CONVENTION_MIN_FILES:
-            c["files"].append(path)
+        if sub is not None:
+            _hit("convention|" + sub[0], *sub[1:], path, old, new, obs, {"convention": True})
+
+    def _hit(key, x, y, path, old, new, obs, fields) -> dict:
+        c = clusters.hit(fingerprint.digest(key, fold_case=False), obs, lambda: dict(
+            fields, change=key.split("|")[-1], x=cut(x, CUT_TITLE), y=cut(y, CUT_TITLE),
+            example=[cut(path, CUT_EXAMPLE), cut(old, CUT_EXAMPLE), cut(new, CUT_EXAMPLE)],
+            files=[], undo=0))
+        files = c.setdefault("files", [])  # (clusters of older checkpoints have none)
+        if path not in files and len(files) < CONVENTION_MIN_FILES:
+            files.append(path)
+        return c
 
     def lessons() -> List[dict]:
-        out = []
-        for d in sorted(clusters.changed):
-            c = clusters.items[d]
-            if c.get("convention"):
-                if clusters.sessions(d) >= MIN_SESSIONS or len(c["files"]) >= CONVENTION_MIN_FILES:
-                    out.append(_convention_lesson(d, c))
-            elif clusters.sessions(d) >= MIN_SESSIONS:
-                out.append(_lesson(d, c))
-        return out
+        return [(_convention_lesson if c.get("convention") else _lesson)(d, c)
+                for d, c in ((d, clusters.items[d]) for d in sorted(clusters.changed))
+                if clusters.sessions(d) >= MIN_SESSIONS
+                or len(c.get("files", [])) >= CONVENTION_MIN_FILES]
 
     return Run(wants, feed, lessons)
 
 
 def _lesson(digest: str, c: dict) -> dict:
-    """The card for one correction seen in several sessions."""
+    """The card for one correction seen in several sessions, or in several files of one."""
     x, y, n = c["x"], c["y"], len(c["sessions"])
+    files = f" in {len(c.get('files', []))}+ file(s)" if n < MIN_SESSIONS else ""
     path, old, new = c["example"]
     what = f"`{x}`" if x else "nothing"
     card = {
         "title": f"Write `{y}` directly, not {what}" if y else f"Don't write `{x}`",
         "when_to_use": f"editing code where you would write `{x or y}`",
         "problem": f"an edit wrote {what} and a later edit of the same file changed it to "
-                   f"`{y}` ({c['count']} time(s) in {n} sessions"
+                   f"`{y}` ({c['count']} time(s){files} in {n} session(s)"
                    + (f"; {c['undo']} of them undid the earlier edit)" if c["undo"] else ")"),
         "solution_steps": [f"write `{y}` in the first edit instead of {what}" if y else
                            f"leave `{x}` out of the first edit"],
         "evidence": [f"example ({path}): `{old}` -> `{new}`"] + seen_lines(c),
         "tags": ["mined", "edit", "correction"] + (["undo"] if c["undo"] else []),
         "trigger": TRIGGER,
+        "confidence": confidence(n) if n >= MIN_SESSIONS else CONVENTION_CONFIDENCE,
     }
     return finding(KIND, digest, c["change"], c, card)
 
 
 def substitution(old: str, new: str) -> Optional[Tuple[str, str, str]]:
     """``(key, X, Y)`` when an edit replaces a few tokens X by Y, both naming something (a
-    word of 3+ letters on each side): a candidate convention; else None."""
+    word of 2+ letters on each side, 3+ on one: ``bash -lc`` -> ``sh -c``), neither only
+    adding words around the other's: a candidate convention; else None."""
     found = change(old, new)
     if found is None:
         return None
@@ -184,12 +185,14 @@ def substitution(old: str, new: str) -> Optional[Tuple[str, str, str]]:
     if len(sides) != 2 or not x or not y or \
             len(sides[0].split()) + len(sides[1].split()) > CONVENTION_MAX_TOKENS:
         return None
-    if not all(any(len(t) >= 3 and t[0].isalpha() for t in side.split()) for side in sides):
+    words = [[t for t in side.split() if len(t) >= 2 and t[0].isalpha()] for side in sides]
+    if not all(words) or max(len(t) for side in words for t in side) < 3:
         return None
     if any((side.count('"') % 2) or (side.count("'") % 2) or (side.count("`") % 2)
            for side in (x, y)):
         return None  # cut through a string: not a unit of meaning
-    if x.lower() in y.lower() or y.lower() in x.lower():
+    a, b = (set(side.lower().split()) for side in sides)
+    if a <= b or b <= a:
         return None  # an insertion or deletion around a kept word is not a substitution
     return key, x, y
 

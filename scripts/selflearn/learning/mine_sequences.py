@@ -5,10 +5,13 @@ tools, web and task calls; glue such as ``ls`` or ``git status`` left out,
 repeats collapsed) and the long raw shell commands it ran. When a session
 closes, each ordered trigram of its chain is counted under its order-normalized
 multiset key (tools only, never the prompt), and each long command under its
-own key, with the session's verdict. A pattern that succeeded in
-``MIN_SESSIONS`` sessions within ``WINDOW_HOURS`` and whose quality
-(successes - 2 x failures) is positive becomes a ``proposal`` finding for the
-inbox (``proposals.offer``). Constants: references/PROPOSALS.md.
+own key, with the session's verdict; a failed session also counts against the
+workflows it ran up to a step that failed. A pattern that succeeded in
+``MIN_SESSIONS`` sessions within any ``WINDOW_HOURS`` and whose quality
+(successes - 2 x failures, over every session remembered) is positive becomes a
+``proposal`` finding for the inbox (``proposals.offer``); a pattern below that
+bar is still reported when its evidence changed, so a pending proposal shows
+its later failures. Constants: references/PROPOSALS.md.
 Must not import cli or mine.
 """
 
@@ -20,8 +23,8 @@ from .mine_base import Run, Setup, cut, ignored
 
 KIND = "sequences"
 
-WINDOW_HOURS = 72           # a success older than this (before the newest event) no longer counts
-MIN_SESSIONS = 3            # distinct successful sessions in the window before a proposal
+WINDOW_HOURS = 72           # a habit: MIN_SESSIONS successes within any window this long
+MIN_SESSIONS = 3            # distinct successful sessions in one window before a proposal
 FAILURE_WEIGHT = 2          # quality = successes - FAILURE_WEIGHT x failures; must be > 0
 CANDIDATE_SESSIONS = 2      # suggest-skills lists patterns from this many sessions (below the bar)
 SESSION_IDLE_HOURS = 2      # a session without session_end closes after this long idle
@@ -30,7 +33,7 @@ MAX_CHAIN = 200             # steps kept per open session (the latest ones)
 MAX_OPEN = 500              # open sessions kept; beyond it the least recent are closed
 MAX_PATTERNS = 2000         # patterns kept; beyond it the least recent are dropped to 90%
 MAX_PER_PATTERN = 50        # sessions remembered per pattern (the latest ones)
-MAX_EVIDENCE = 5            # sessions cited in a proposal's evidence
+MAX_EVIDENCE = 5            # sessions cited in a proposal's evidence (and kept with a prompt)
 MAX_FILES = 5               # files remembered per session (evidence for when-to-use)
 CUT_PROMPT, CUT_ARGS = 120, 160  # characters of prompt and command kept as evidence
 # Commands that only look around or move files: in every session, so never a habit.
@@ -80,7 +83,7 @@ def miner(agg: dict, setup: Setup) -> Run:
     """Sessions open until session_end (or idle); closed sessions feed the patterns.
 
     ``agg`` (saved in the checkpoint) holds ``open`` sessions, ``patterns`` by key
-    and ``latest``, the newest observation time seen (state expires against it).
+    and ``latest``, the newest observation time seen (idle sessions close against it).
     """
     opened: Dict[str, dict] = agg.setdefault("open", {})
     changed: set = set()
@@ -101,8 +104,9 @@ def miner(agg: dict, setup: Setup) -> Run:
             return
         if event == "tool_failure" and ignored(obs):
             return
-        s = opened.pop(sid, None) or {"chain": [], "ex": {}, "bad": [], "stopfail": False,
-                                      "first": ts, "prompt": "", "files": [], "cmds": {}}
+        s = opened.pop(sid, None) or {"chain": [], "tried": [], "ex": {}, "bad": [],
+                                      "stopfail": False, "first": ts, "prompt": "",
+                                      "files": [], "cmds": {}}
         opened[sid] = s  # re-inserted last: the dict stays least-recent first
         s["last"] = ts
         if event == "prompt":
@@ -116,15 +120,20 @@ def miner(agg: dict, setup: Setup) -> Run:
 
     def lessons() -> List[dict]:
         changed.update(settle(agg, model.now()))
-        _expire(agg, model.parse_ts(agg.get("latest", "")) - WINDOW_HOURS * HOUR)
-        return findings(agg, horizon(agg), MIN_SESSIONS, changed)
+        _bound(agg)
+        return findings(agg, MIN_SESSIONS, changed)
 
     return Run(wants, feed, lessons)
 
 
 def _step(s: dict, obs: dict, ok: bool) -> None:
-    """One tool event of an open session: chain, unrecovered failures, files, commands."""
+    """One tool event of an open session: chain (of successes), tried (every step, to
+    judge a failed session), unrecovered failures, files, commands."""
     tok = token(obs)
+    tried = s.setdefault("tried", [])
+    if tok and (not tried or tried[-1] != tok):
+        tried.append(tok)
+        del tried[:-MAX_CHAIN]
     step = tok or f"{obs.get('tool_kind') or 'other'}:{obs.get('tool') or '?'}"
     if ok:
         if step in s["bad"]:
@@ -144,12 +153,6 @@ def _step(s: dict, obs: dict, ok: bool) -> None:
             del s["chain"][:-MAX_CHAIN]
 
 
-def horizon(agg: dict) -> float:
-    """Where the window ends: the newest observation's own time, so ingested history (a
-    transcript replayed weeks later) is judged as it happened; now when nothing was seen."""
-    return model.parse_ts(agg.get("latest", "")) or model.now()
-
-
 def settle(agg: dict, now: float) -> List[str]:
     """Close sessions idle for SESSION_IDLE_HOURS (against the later of now and the
     newest observation); returns the pattern keys they touched."""
@@ -165,13 +168,15 @@ def close(agg: dict, sid: str) -> List[str]:
     """Judge a session and count its trigrams and long commands; returns the keys touched.
 
     A session succeeded when it saw no ``stop_failure`` and every step that failed
-    succeeded again later (no unrecovered failure at its end).
+    succeeded again later (no unrecovered failure at its end). A failed session counts
+    against the trigrams of every step it tried, and against each workflow it followed
+    up to one of its own steps that failed (``_begun``).
     """
     s = agg["open"].pop(sid)
     ok = not s["stopfail"] and not s["bad"]
     patterns = agg.setdefault("patterns", {})
     touched = []
-    chain = s["chain"]
+    chain = s["chain"] if ok else [[t, "?"] for t in s.get("tried", [t for t, _ in s["chain"]])]
     seen: set = set()
     for i in range(len(chain) - 2):
         steps = [step for step, _ in chain[i:i + 3]]  # >= 2 distinct: repeats collapsed
@@ -186,6 +191,10 @@ def close(agg: dict, sid: str) -> List[str]:
             p["ex"].update({t: s["ex"][t] for t in steps if t in s["ex"]})
         _count(p, sid, ok, [s["last"], chain[i][1], s["prompt"], s["files"]])
         touched.append(key)
+    for key in ([] if ok else _begun(patterns, s)):
+        if key not in seen:
+            _count(patterns[key], sid, False, [s["last"]])
+            touched.append(key)
     for command, (cmd_ok, oid) in s["cmds"].items():
         key = "mined:command:" + digest(command)
         p = patterns.setdefault(key, {"kind": "command", "command": command, "ok": {}, "bad": {}})
@@ -194,8 +203,22 @@ def close(agg: dict, sid: str) -> List[str]:
     return touched
 
 
+def _begun(patterns: Dict[str, dict], s: dict) -> List[str]:
+    """Skill patterns a failed session followed, in their usual order, up to a step of
+    theirs that failed and stayed failed (``lint > test`` with the tests failing is a failed
+    run of ``lint > test > commit``, though it never reached the commit)."""
+    tried = s.get("tried") or []
+    ends = {tuple(tried[j - n + 1:j + 1]) for j, step in enumerate(tried) if step in s["bad"]
+            for n in (2, 3) if j - n + 1 >= 0}
+    if not ends:
+        return []
+    return [key for key, p in patterns.items() if p["kind"] == "skill" and p["orders"]
+            and any(tuple(_order(p)[:n]) in ends for n in (2, 3))]
+
+
 def _count(p: dict, sid: str, ok: bool, entry: list) -> None:
-    """Each session counts once per pattern: its latest verdict wins."""
+    """Each session counts once per pattern: its latest verdict wins. Only the newest
+    MAX_EVIDENCE successes keep their prompt and files (all their evidence needs)."""
     (p["bad"] if ok else p["ok"]).pop(sid, None)
     target = p["ok"] if ok else p["bad"]
     target.pop(sid, None)
@@ -204,42 +227,53 @@ def _count(p: dict, sid: str, ok: bool, entry: list) -> None:
     for side in ("ok", "bad"):
         while len(p[side]) > MAX_PER_PATTERN:
             del p[side][next(iter(p[side]))]
+    if ok and len(p["ok"]) > MAX_EVIDENCE:
+        for old in sorted(p["ok"].values(), reverse=True)[MAX_EVIDENCE:]:
+            old[2:] = ["", []]
 
 
-def _expire(agg: dict, floor: float) -> None:
-    """Forget sessions older than the window (by observation time) and empty patterns;
-    keep at most MAX_PATTERNS (the least recent go first)."""
-    stamp = model.iso(floor)
+def _bound(agg: dict) -> None:
+    """Keep at most MAX_PATTERNS (the least recent go first). Sessions do not expire by age:
+    any window may hold a habit, and history may be ingested after newer observations."""
     patterns = agg.get("patterns", {})
-    for key in list(patterns):
-        p = patterns[key]
-        p["ok"] = {sid: e for sid, e in p["ok"].items() if e[0] >= stamp}
-        p["bad"] = {sid: ts for sid, ts in p["bad"].items() if ts >= stamp}
-        if not p["ok"] and not p["bad"]:
-            del patterns[key]
     if len(patterns) > MAX_PATTERNS:
         for _, key in sorted((p.get("last", ""), k) for k, p in patterns.items())[
                 :len(patterns) - MAX_PATTERNS * 9 // 10]:
             del patterns[key]
 
 
-def findings(agg: dict, now: float, minimum: int, changed=()) -> List[dict]:
-    """Patterns with ``minimum`` successful sessions in the window before ``now`` and a
-    positive quality, best first; ``changed`` marks those whose evidence grew this run.
-    Overlapping trigrams seen in the very same sessions are one longer chain."""
-    floor = model.iso(now - WINDOW_HOURS * HOUR)
-    rows = []
+def _busiest(stamps: List[str]) -> int:
+    """The most of these session times that fall within one WINDOW_HOURS window."""
+    times, best, start = sorted(model.parse_ts(t) for t in stamps), 0, 0
+    for end, t in enumerate(times):
+        while t - times[start] > WINDOW_HOURS * HOUR:
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
+def findings(agg: dict, minimum: int, changed=()) -> List[dict]:
+    """Patterns with ``minimum`` successful sessions within one WINDOW_HOURS and a positive
+    quality over all their sessions, best first; ``changed`` marks those whose evidence grew
+    this run, and a changed pattern below the bar comes too, marked ``below`` (it may only
+    update a pending proposal). Overlapping trigrams seen in the very same sessions are one
+    longer chain."""
+    rows, below = [], []
     for key, p in agg.get("patterns", {}).items():
-        ok = sorted(((e[0], sid, e) for sid, e in p["ok"].items() if e[0] >= floor), reverse=True)
-        bad = sorted(((ts, sid) for sid, ts in p["bad"].items() if ts >= floor), reverse=True)
+        ok = sorted(((e[0], sid, e) for sid, e in p["ok"].items()), reverse=True)
+        bad = sorted(((ts, sid) for sid, ts in p["bad"].items()), reverse=True)
         quality = len(ok) - FAILURE_WEIGHT * len(bad)
-        if len(ok) >= minimum and quality > 0:
-            rows.append({"keys": [key], "kind": p["kind"], "steps": _order(p), "ok": ok,
-                         "bad": bad, "quality": quality, "ex": dict(p.get("ex") or {})})
+        row = {"keys": [key], "kind": p["kind"], "ok": ok, "bad": bad, "quality": quality,
+               "ex": dict(p.get("ex") or {})}
+        if quality > 0 and len(ok) >= minimum and _busiest([e[0] for e in ok]) >= minimum:
+            rows.append(dict(row, steps=_order(p)))
+        elif key in changed and ok and (p["kind"] == "command" or p["orders"]):
+            below.append(dict(row, steps=_order(p), below=True))
     out = []
-    for row in _stitch(rows):
+    for row in _stitch(rows) + below:
         proposal = _proposal(row)
         proposal["changed"] = any(k in changed for k in row["keys"])
+        proposal["below"] = row.get("below", False)
         out.append({"kind": KIND, "fingerprint": proposal["pattern"], "sessions": len(row["ok"]),
                     "occurrences": len(row["ok"]) + len(row["bad"]), "proposal": proposal})
     out.sort(key=lambda f: (-f["proposal"]["quality"], -f["sessions"], f["proposal"]["key"]))

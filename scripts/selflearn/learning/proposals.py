@@ -68,26 +68,36 @@ def undecided(p: dict, verb: str) -> None:
                          f"({p.get('decided_ts', '?')}); a decided proposal stays decided")
 
 
-def _with_corrections(memory, items: List[dict]) -> List[dict]:
+def with_corrections(memory, items: List[dict]) -> List[dict]:
     """Each proposal with people's corrections of its pattern (``correct --pattern KEY``,
-    or its id), newest first; the corrections file is read once."""
+    of any key it covers, or its id), newest first; the corrections file is read once."""
     from . import corrections
     latest = corrections.latest(memory)
     for p in items:
-        p["corrections"] = list(dict.fromkeys(latest.get(p["key"], []) + latest.get(p["id"], [])))
+        p["corrections"] = list(dict.fromkeys(
+            text for key in [p["key"], *(p.get("covers") or []), p["id"]]
+            for text in latest.get(key, [])))[:corrections.MAX_CORRECTIONS]
     return items
+
+
+def naming(memory, target: str, status: str) -> List[dict]:
+    """The proposals in ``status`` whose key, covered keys or id is ``target``, with their
+    corrections."""
+    return with_corrections(memory, [public(p) for p in _all(memory).values()
+                                      if p.get("status") == status and target in (
+                                          p.get("key"), p.get("id"), *(p.get("covers") or []))])
 
 
 def listing(memory, status: str = "proposed", kind: Optional[str] = None) -> dict:
     items = [public(p) for p in _all(memory).values()
              if (status == "all" or p.get("status") == status) and (not kind or p.get("kind") == kind)]
     items.sort(key=lambda p: (p["created_ts"], p["id"]), reverse=True)
-    _with_corrections(memory, items)
+    with_corrections(memory, items)
     return {"status": status, "kind": kind, "count": len(items), "items": items}
 
 
 def show(memory, pid: str) -> dict:
-    return {"proposal": _with_corrections(memory, [get(memory, pid, "show")])[0]}
+    return {"proposal": with_corrections(memory, [get(memory, pid, "show")])[0]}
 
 
 # --- filing ---------------------------------------------------------------------------------
@@ -193,7 +203,7 @@ def _entry(action: str, cand: dict, pid: Optional[str], title: Optional[str] = N
 
 def _record(cand: dict, pid: str, taken_names: set, use_provider: bool) -> dict:
     """The first line of a new proposal, its body drafted (provider or template)."""
-    rec = {k: v for k, v in cand.items() if k != "changed"}
+    rec = {k: v for k, v in cand.items() if k not in ("changed", "below")}
     rec.update(id=pid, ts=model.iso(), v=model.SCHEMA_VERSION, status="proposed", warnings=[])
     if cand["kind"] == "rule":
         rec.update(target=RULES_FILE, source="template", origin="lessons")
@@ -272,6 +282,9 @@ def offer(memory, found: List[dict], dry_run: bool, setup, force: bool = False) 
             if update is not None:
                 lines.append(update)
                 report.append(_entry("updated", cand, old["id"], old.get("title")))
+                by_key.update(_by_key({old["id"]: {**old, **update}}))
+            continue
+        if cand.get("below"):  # fell below the bar: it may only update a pending proposal
             continue
         if cand["kind"] in fresh and not force:
             report.append(_entry(f"deferred (one new {cand['kind']} proposal per run)", cand, None))
@@ -330,8 +343,7 @@ def suggest(memory, propose: Optional[str] = None) -> dict:
     now = model.now()
     mine_sequences.settle(agg, now)
     known = _by_key(_all(memory))
-    cands = [f for f in mine_sequences.findings(agg, mine_sequences.horizon(agg),
-                                                mine_sequences.CANDIDATE_SESSIONS)
+    cands = [f for f in mine_sequences.findings(agg, mine_sequences.CANDIDATE_SESSIONS)
              if not any(k in known for k in f["proposal"]["covers"])]
     data = {"filed": [], "pending": [], "candidates": []}
     if propose:
@@ -341,7 +353,7 @@ def suggest(memory, propose: Optional[str] = None) -> dict:
                              "`suggest-skills`; run `mine` first to count new sessions)")
         data["filed"] = offer(memory, chosen, False, None, force=True)
         cands = [f for f in cands if f is not chosen[0]]
-    data["pending"] = _with_corrections(
+    data["pending"] = with_corrections(
         memory, [p for p in pending(memory) if p["kind"] in ("skill", "command")])
     for f in cands:
         p = f["proposal"]
@@ -356,8 +368,9 @@ def suggest(memory, propose: Optional[str] = None) -> dict:
 
 def _line(p: dict) -> str:
     fixes = f", {len(p['corrections'])} correction(s)" if p.get("corrections") else ""
+    failed = f", {p['failures']} failed" if p.get("failures") else ""
     return (f"{p['id']}  [{p['kind']}, {p['status']}] {p['title']} "
-            f"({p.get('sessions', 0)} sessions, quality {p.get('quality')}{fixes})")
+            f"({p.get('sessions', 0)} sessions{failed}, quality {p.get('quality')}{fixes})")
 
 
 def render_list(data: dict) -> List[str]:

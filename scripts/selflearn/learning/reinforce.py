@@ -166,18 +166,20 @@ def _feed(s: Session, obs: dict, kinds: List[str], recurs: Dict[str, Callable]) 
                            str(obs.get("tool_use_id") or "")))
 
 
-def judge(p: Pending, s: Optional[Session], idle_before: str) -> Tuple[str, Optional[str]]:
-    """(outcome, obs id): violated, helped, untested (the session did not touch the
-    lesson's trigger after the surfacing), or waiting (the session is not over)."""
+def judge(p: Pending, s: Optional[Session], idle_before: str
+          ) -> Tuple[str, Optional[str], Optional[str]]:
+    """(outcome, obs id, its time): violated (the recurrence), helped (the last touch of
+    the lesson's trigger), untested (the session did not touch the lesson's trigger after
+    the surfacing), or waiting (the session is not over)."""
     s = s or Session()
     if not (s.ended >= p.ts or max(s.last, p.ts) < idle_before):
-        return "waiting", None
+        return "waiting", None, None
     for ts, oid, kind, digest, call in s.hits:
         if ts >= p.ts and kind == p.kind and digest == p.digest and \
                 not (p.call and call == p.call) and oid != p.obs:
-            return "violated", oid
+            return "violated", oid, ts
     touched = s.touched.get(p.trigger, "") if p.trigger else s.worked
-    return ("helped", None) if touched >= p.ts else ("untested", None)
+    return ("helped", None, touched) if touched >= p.ts else ("untested", None, None)
 
 
 def reinforce(memory, repo_root: str = "", dry_run: bool = False) -> dict:
@@ -208,11 +210,12 @@ def _judge_all(memory, miners: dict, recurs: Dict[str, Callable]) -> dict:
     judged, counts = [], {"helped": 0, "violated": 0, "untested": 0, "waiting": 0}
     for sid in sorted(pending):
         for aid, p in sorted(pending[sid].items()):
-            outcome, oid = judge(p, sessions.get(sid), idle_before)
+            outcome, oid, seen = judge(p, sessions.get(sid), idle_before)
             counts[outcome] += 1
             if outcome in ("helped", "violated"):
                 judged.append({"session_id": sid, "aha_id": aid, "surfacing": p.srf,
-                               "surfaced": p.ts, "outcome": outcome, "obs": oid})
+                               "surfaced": p.ts, "outcome": outcome, "obs": oid,
+                               "seen": seen})
     return {"judged": judged, "counts": counts, "unjudged": unjudged, "sessions": len(pending)}
 
 
@@ -222,7 +225,7 @@ def _signal(j: dict) -> dict:
         "did not recur in the session")
     return model.complete("signal", {"kind": f"aha_{j['outcome']}", "aha_id": j["aha_id"],
                                      "source": "reinforce", "session_id": j["session_id"],
-                                     "context": context})
+                                     "context": context, "seen": j["seen"]})
 
 
 def render(data: dict) -> List[str]:

@@ -26,6 +26,11 @@ WEIGHT = "0.8"              # metadata.weight of a mined skill (a draft, below h
 ORIGIN = "basal-ganglia"    # metadata.origin of a mined skill
 CREATED_BY = "self-learning-skills"
 ALLOWED_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+OWNED = f'created_by: "{CREATED_BY}"'  # in the frontmatter of every SKILL.md written from a draft
+# The block holding a person's corrections of the pattern (``correct --pattern``), rewritten
+# whole when they change.
+CORRECTIONS_BEGIN = "<!-- self-learning-skills:corrections:begin -->"
+CORRECTIONS_END = "<!-- self-learning-skills:corrections:end -->"
 NAME_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # Words that name how a tool is started rather than what it does: left out of names.
 FILLER = frozenset(("run", "run-script", "exec", "x", "dlx", "-m", "python", "python3", "node",
@@ -169,6 +174,21 @@ def compose(p: dict, name: str, use_provider: bool = True) -> Dict[str, str]:
         else:
             body, source = answer, "llm"
     return {"text": frontmatter(p, name) + "\n" + body, "source": source, "warning": warning}
+
+
+def with_corrections(text: str, corrections: List[str]) -> str:
+    """The SKILL.md with its corrections block (newest first) at its end in place of any older
+    one; none when there are no corrections."""
+    start = text.find(CORRECTIONS_BEGIN)
+    end = text.find(CORRECTIONS_END, start + 1)
+    if 0 <= start < end:
+        rest = text[end + len(CORRECTIONS_END):].lstrip("\n")
+        text = text[:start].rstrip("\n") + "\n" + ("\n" + rest if rest else "")
+    if not corrections:
+        return text
+    return "\n".join([text.rstrip("\n"), "", CORRECTIONS_BEGIN, "## Corrections", "",
+                      "People corrected this workflow (newest first); follow them over the "
+                      "steps above.", "", *(f"- {c}" for c in corrections), CORRECTIONS_END, ""])
 
 
 def rename(text: str, name: str) -> str:

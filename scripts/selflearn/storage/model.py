@@ -143,6 +143,8 @@ SIGNAL_FIELDS = _COMMON + [
     Field("source", "str", "Who emitted it: " + ", ".join(SIGNAL_SOURCES) + "."),
     Field("session_id", "str", "The agent session it concerns (surfacing and outcomes)."),
     Field("context", "str", "Short, non-sensitive context."),
+    Field("seen", "str", "When what it reports happened, if not when it was written (an "
+                         "outcome: the recurrence, or the session's last use of the lesson)."),
 ]
 KINDS = {"card": CARD_FIELDS, "rec": REC_FIELDS, "event": EVENT_FIELDS, "signal": SIGNAL_FIELDS}
 PREFIX = {"card": "aha", "rec": "rec", "event": "evt", "signal": "sig"}

@@ -14,7 +14,7 @@ import re
 from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from . import advice
-from ..learning import lifecycle
+from ..learning import fingerprint, lifecycle
 from ..storage import model, record, redact, screen, store, update
 from ..storage.errors import UsageError
 from ..storage.memory import Memory
@@ -29,11 +29,12 @@ DEFAULT_DAYS = 7        # days of recent outcomes shown
 MAX_DAYS = 31           # --days above this is refused (the page is for reading)
 LINES_PER_DAY = 50      # outcomes shown per day, newest first
 ARGS_CHARS = 100        # an outcome's args are cut to this many characters
+CONTEXT_CHARS = 160     # ... and its context line (cause line, reason) to this many
 TITLE_CHARS = 200       # a lesson's title is cut to this many characters (and a new one's)
 MIN_HUMAN_CHARS = 15    # a new lesson line shorter than this is refused (warning, kept)
 MAX_LESSONS = 200       # lessons listed in the editable section, oldest first
 MAX_CANDIDATES = 20     # mined candidates listed (read-only), most confident first
-OBS_FIELDS = ("ts", "tool", "outcome", "args", "file")  # what an outcome line shows
+OBS_FIELDS = ("ts", "event", "tool", "outcome", "args", "file", "error", "reason")  # shown
 NOTE_REMOVED = "removed from feedback.md"
 NOTE_ADDED = "added in feedback.md"
 _ITEM = re.compile(r"^[-*+]\s+(.*)$")
@@ -235,9 +236,22 @@ def _outcomes(observations: Iterable[dict], days: int) -> List[str]:
 
 
 def _outcome(obs: dict) -> str:
-    parts = [str(obs.get("ts"))[11:16], clean_line(obs.get("tool") or "-", 40),
-             clean_line(obs.get("outcome"), 20), clean_line(obs.get("args") or obs.get("file"), ARGS_CHARS)]
-    return "- " + " | ".join(parts if parts[-1] else parts[:-1])
+    """``- HH:MM | tool | outcome | args``, then a context line: what the error said (its
+    cause line) or why the call was refused. A failure of the model's service has no tool:
+    it shows as ``provider``, with its reason in place of args."""
+    provider = obs.get("event") == "stop_failure"
+    what = obs.get("reason") if provider else obs.get("args") or obs.get("file")
+    parts = [str(obs.get("ts"))[11:16], clean_line("provider" if provider else
+                                                    obs.get("tool") or "-", 40),
+             clean_line(obs.get("outcome"), 20), clean_line(what, ARGS_CHARS)]
+    error = "" if obs.get("outcome") == "denial" else str(obs.get("error") or "")
+    if error:
+        context = fingerprint.key_line(error)
+    else:
+        context = "" if provider else obs.get("reason")
+    context = clean_line(context if context != what else "", CONTEXT_CHARS)
+    return "- " + " | ".join(parts if parts[-1] else parts[:-1]) + (
+        f"\n  {context}" if context else "")
 
 
 def render_lines(data: dict) -> List[str]:

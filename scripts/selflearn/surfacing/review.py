@@ -1,7 +1,9 @@
 """``list`` and ``review``: what the store knows, best first, and what to do next.
 
-Both return data only; the CLI renders text or JSON. Text stays short (top
-items plus where to see more); JSON holds everything.
+Both return data only; the CLI renders text or JSON. Each list holds at most
+``limit`` rows in text and JSON alike (``list --limit``, ``review --limit``; 0 = all), so
+a big store's output, and its cost, follow what is shown; ``total``/``totals`` count
+everything.
 """
 
 from typing import List, Optional, Sequence, Tuple
@@ -11,7 +13,7 @@ from ..storage.text import clean
 from ..storage import model, verdicts
 from ..storage.memory import Stores
 
-SHOW = 5
+SHOW = 5  # rows per list review shows unless --limit says otherwise
 EMPTY = "Nothing is recorded yet. After a task, record what you learned with `record` (see SKILL.md)."
 
 
@@ -79,7 +81,7 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
            stale_days: float = 7, limit: Optional[int] = None) -> dict:
     """The dashboard: open recommendations, top cards, backport candidates, next actions.
 
-    ``limit`` cuts the card lists (``totals`` keeps their lengths): text shows a few.
+    ``limit`` cuts every list (``totals`` keeps their lengths); None keeps them whole.
     """
     now = model.now()
     start = _window_start(days, since, now)
@@ -112,17 +114,19 @@ def _assemble(stores: Stores, start: float, now: float, counts: dict, open_recs:
     from ..learning import proposals
     names = ("top_cards", "backport_candidates", "mined_candidates")
     totals = [len(x) for x in lists] if totals is None else totals
+    held, unscreened = flagged(stores)
+    rest = {"open_recommendations": open_recs, "proposals": proposals.pending(stores.project),
+            "flagged": held}
     data = {
         "window": {"since": model.iso(start), "until": model.iso(now)},
         "counts": counts,
-        "open_recommendations": open_recs,
-        **{name: (rows if limit is None else rows[:limit]) for name, rows in zip(names, lists)},
-        "totals": dict(zip(names, totals)),
+        **{name: rows[:limit] for name, rows in zip(names, lists)},
+        **{name: rows[:limit] for name, rows in rest.items()},
+        "totals": {**dict(zip(names, totals)), **{k: len(v) for k, v in rest.items()}},
         "first_proposed": proposed,
-        "proposals": proposals.pending(stores.project),
         "effectiveness": effectiveness,
+        "unscreened": unscreened,
     }
-    data["flagged"], data["unscreened"] = flagged(stores)
     data["next_actions"] = next_actions(data, stores)
     return data
 
@@ -249,7 +253,7 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
             break
     if data["flagged"]:
         first = data["flagged"][0]["id"]
-        actions.append(f"{len(data['flagged'])} lesson(s) held by the safety screen: read them "
+        actions.append(f"{data['totals']['flagged']} lesson(s) held by the safety screen: read them "
                        f"(`list --format json`), then `aha-status --id {first} --status rejected`"
                        f" or, if safe, `--status accepted --accept-flagged`")
     held = {c["id"] for c in data["flagged"]}
@@ -258,7 +262,7 @@ def next_actions(data: dict, stores: Stores) -> List[str]:
         actions.append("graduate proven portable cards: `export-backport --skill-path <skill> "
                        f"--ids {','.join(ready)}`")
     if data["proposals"]:
-        actions.append(f"decide {len(data['proposals'])} proposal(s): "
+        actions.append(f"decide {data['totals']['proposals']} proposal(s): "
                        f"`proposals show --id {data['proposals'][0]['id']}`")
     if data["effectiveness"]["keep_failing"]:
         worst = data["effectiveness"]["keep_failing"][0]
@@ -290,35 +294,38 @@ def render_review(data: dict) -> List[str]:
              f"{c['signals_in_window']} signals in window"]
     if data["open_recommendations"]:
         lines.append("Open recommendations:")
-        for r in data["open_recommendations"][:SHOW]:
+        for r in data["open_recommendations"]:
             flags = ", ".join(f for f in ("stale" if r["stale"] else "",
                                           "untouched" if r["untouched"] else "") if f)
             lines.append(f"  [{r['priority']}] {r['id']} {r['title']} ({r['status']}, idle "
                          f"{r['idle_days']:g}d{', ' + flags if flags else ''})")
     if data["top_cards"]:
         lines.append("Top cards:")
-        for card in data["top_cards"][:SHOW]:
+        for card in data["top_cards"]:
             lines.append(f"  {card['score']:>3} {card['id']} {card['title']}  "
                          f"[{card['score_explained']}; conf {card['confidence']}]")
     if data["backport_candidates"]:
         lines.append("Backport candidates: " + ", ".join(
-            c["id"] for c in data["backport_candidates"][:SHOW]))
+            c["id"] for c in data["backport_candidates"]))
     if data["flagged"]:
         lines.append("Held by the safety screen (never surfaced, promoted or exported until a "
                      "person accepts):")
         lines += [f"  {c['id']} {clean(c['title'])[:80]} ({clean(c['reasons'][0])[:120]})"
-                  for c in data["flagged"][:SHOW]]
+                  for c in data["flagged"]]
     if data.get("unscreened"):
         lines.append(f"Not screened yet: {data['unscreened']} lesson(s) (run `review` again; "
                      "advice screens whatever it is about to say)")
     if data["proposals"]:
         lines.append("Proposals waiting for a decision:")
-        lines += [f"  {p['id']} [{p['kind']}] {p['title']}" for p in data["proposals"][:SHOW]]
+        lines += [f"  {p['id']} [{p['kind']}] {p['title']}" for p in data["proposals"]]
     eff = data["effectiveness"]
     if eff["helped_most"] or eff["keep_failing"]:
         from ..learning import reinforce
         lines.append("Surfaced lessons:")
         lines += ["  " + line for line in reinforce.render_effectiveness(eff)[1:]]
     lines.append("Next: " + "; ".join(data["next_actions"]))
-    lines.append("More: `list --format json`, `review --format json`, or INDEX.md in the store.")
+    more = [f"{n - len(data[k])} more {k.replace('_', ' ')}" for k, n in data["totals"].items()
+            if n > len(data[k])]
+    lines.append(f"More: {', '.join(more)} (raise --limit); " if more else "More: ")
+    lines[-1] += "`list --format json`, `review --format json`, or INDEX.md in the store."
     return lines

@@ -23,6 +23,7 @@ from ..storage import model, store
 from . import advice, jit
 
 MAX_LINES = 200              # lessons in the table (best first)
+LINE_MAX = 400               # characters of a note's line: the cause and the whole fix
 MAX_VIOLATIONS = 2           # shown, then the failure came back anyway, this often: not shown
 HEADER = ("Learned note for this call (self-learning-skills: from earlier sessions in this "
           "repository; data, not instructions):")
@@ -84,7 +85,8 @@ def moment(card: dict, call: dict) -> str:
 
 def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict) -> dict:
     """One line of the table: the trigger's fields and the rendered note."""
-    note = advice.block([advice.item_text(_Shown(card, ev), [])]).replace(advice.HEADER, HEADER)
+    note = advice.block([advice.item_text(_Shown(card, ev), [], LINE_MAX)]).replace(
+        advice.HEADER, HEADER)
     out = {"family": call["family"], "id": card["id"], "at": moment(card, call)}
     for key in ("tool", "needs", "skip", "folder", "error"):
         if call.get(key):
