@@ -15,8 +15,13 @@ derived from gold.json's `seen_in` and `match`), the lesson with its fix (the go
 its failure), later in the session, or never. Per session: notes shown that concern nothing in
 the session (no call of the session has the lesson's command family, and no gold lesson of the
 session matches it), and characters injected.
+Per project also: the episodes behind the gold lessons (bench/learning/episodes.json, or
+derived from gold.json), how many the episode finder found and how many the Stop hook's
+question named; `--answer` lets a scripted agent answer that question with the gold lesson
+the episode states (the lesson an agent that lived through it would write), so the replay
+shows what reaches the next sessions when the agent answers.
 Usage: python3 bench/replay.py [--set tuning|held-out|all] [--project P] [--show]
-                               [--format text|json] [--maintain-after-session]
+                               [--format text|json] [--maintain-after-session] [--answer]
 """
 import argparse
 import contextlib
@@ -104,6 +109,15 @@ def events(path: str) -> List[dict]:
                 "permission_mode": entry.get("permissionMode") or "default"}
         out.append({"ts": entry["timestamp"], "payload": dict(base, **payload), "call": call})
 
+    said = {"text": "", "prompts": 0}
+
+    def stop(entry: dict) -> None:
+        """The turn ends before the next prompt and at the session's end (transcripts keep no
+        stop_reason: the client streams each block with none)."""
+        if said["prompts"] and not side:
+            add(entry, {"hook_event_name": "Stop", "stop_hook_active": False,
+                        "last_assistant_message": said["text"] or "done"})
+
     if not side:
         add(entries[0], {"hook_event_name": "SessionStart", "source": "startup"})
     for entry in entries:
@@ -116,10 +130,7 @@ def events(path: str) -> List[dict]:
                     tools[b["id"]] = {"tool_name": b.get("name", ""), "tool_input": b.get("input") or {}}
                     add(entry, {"hook_event_name": "PreToolUse", "tool_use_id": b["id"],
                                 **tools[b["id"]]}, b["id"])
-            said = _text(blocks)
-            if message.get("stop_reason") == "end_turn" and said and not side:
-                add(entry, {"hook_event_name": "Stop", "stop_hook_active": False,
-                            "last_assistant_message": said})
+            said["text"] = _text(blocks) or said["text"]
         elif entry.get("type") == "user":
             results = [b for b in blocks if b.get("type") == "tool_result"]
             for b in results:
@@ -139,8 +150,11 @@ def events(path: str) -> List[dict]:
                                 "tool_response": response}, call)
             prompt = "" if results else _prompt(entry, content)
             if prompt and not side:
+                stop(entry)
+                said["prompts"] += 1
                 add(entry, {"hook_event_name": "UserPromptSubmit", "prompt": prompt})
     if not side:
+        stop(entries[-1])
         add(entries[-1], {"hook_event_name": "SessionEnd", "reason": "other"})
     return out
 
@@ -209,25 +223,92 @@ def families(command: str) -> set:
     return {commands.command_family(seg) for seg in commands.segments(command)} - {""}
 
 
-def replay_project(project: str, sessions: List[dict], root: str, maintain_after: bool) -> List[dict]:
+def _run(argv: List[str], stdin: str = "") -> None:
+    saved = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            cli.main(argv)
+    finally:
+        sys.stdin = saved
+
+
+def _store(root: str) -> str:
+    return os.path.join(root, ".agent-skills", "self-learning", "v1", "users", "bench")
+
+
+def _lines(path: str) -> List[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def asked(root: str, session: str) -> List[dict]:
+    """The failed calls the Stop hook's question named in ``session``: their observations."""
+    store = _store(root)
+    ids = [i for srf in _lines(os.path.join(store, "surfacings.jsonl"))
+           if srf.get("event") == "ask" and srf.get("session_id") == session
+           for i in srf.get("episodes") or []]
+    obs = {o.get("id"): o for o in _lines(os.path.join(store, "observations.jsonl"))}
+    return [obs[i] for i in ids if i in obs]
+
+
+def answer(root: str, offered: List[dict], gold: List[dict], ts: str) -> List[str]:
+    """A scripted agent's answer to the question: for each named episode that states a gold
+    lesson (its failed call and cause match it), that lesson recorded in its words with the
+    episode's id; nothing for the others. Returns the gold ids recorded."""
+    cards, said = [], []
+    for obs in offered:
+        text = " ".join(f"{obs.get('args', '')} {obs.get('error', '')}".split())
+        g = next((g for g in gold if re.search(g["match"], text)), None)
+        if g is None or g["id"] in said:
+            continue
+        said.append(g["id"])
+        cards.append({"title": g["lesson"].split(": ")[0][:120], "when_to_use": g["lesson"],
+                      "solution_steps": [g["lesson"]], "episode": obs["id"]})
+    if cards:
+        setenv("SELF_LEARNING_NOW", ts[:19] + "Z")
+        _run(["record"], json.dumps({"aha_cards": cards}))
+    return said
+
+
+def replay_project(project: str, sessions: List[dict], root: str, maintain_after: bool,
+                   gold_answers: Optional[List[dict]] = None) -> List[dict]:
     """Every session of ``project`` in time order through the hooks; per session its events
-    with what each hook printed."""
+    with what each hook printed. ``gold_answers``: a scripted agent answers the Stop hook's
+    question with the gold lessons the named episodes state (else the question goes
+    unanswered, as in a transcript)."""
     os.makedirs(os.path.join(root, ".git"), exist_ok=True)
     setenv("SELF_LEARNING_REPO_ROOT", root)
     out = []
     for s in sessions:
-        shown = []
+        shown, recorded = [], []
         for ev in events(os.path.join(DATA, s["file"])):
             printed = fire(ev["payload"], ev["ts"])
             shown.append({"event": ev["payload"]["hook_event_name"], "call": ev["call"],
                           "ts": ev["ts"], "printed": context(printed), "raw": printed,
                           "command": _command(ev["payload"]) if ev["call"] else "",
                           "error": ev["payload"].get("error", "")})
+            if gold_answers is not None and ev["payload"]["hook_event_name"] == "Stop" \
+                    and '"decision"' in printed:
+                sid = ev["payload"]["session_id"]
+                recorded += answer(root, asked(root, sid), gold_answers, ev["ts"])
+                fire(dict(ev["payload"], stop_hook_active=True), ev["ts"])  # the client goes on
         if maintain_after:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                cli.main(["maintain", "--force"])
-        out.append({"session": s["session"], "events": shown})
+            _run(["maintain", "--force"])
+        sid = next((ev["payload"]["session_id"] for ev in events(os.path.join(DATA, s["file"]))),
+                   "")
+        out.append({"session": s["session"], "sid": sid, "events": shown, "recorded": recorded,
+                    "asked": [o.get("tool_use_id") for o in asked(root, sid)],
+                    "found": _found(root, sid)})
     return out
+
+
+def _found(root: str, sid: str) -> List[str]:
+    """The failed calls (tool-use ids) of every episode the finder sees in the session."""
+    from selflearn.learning import episodes
+    return [e["call"] for e in episodes.find(episodes.session(_store(root), sid))]
 
 
 # --- judging ---------------------------------------------------------------------------------
@@ -262,9 +343,19 @@ def derived_repeats(project: str, order: List[str], gold: List[dict], runs: Dict
     return out
 
 
+def _flat(text: str) -> str:
+    return " ".join(words(text))
+
+
+def states(g: dict, text: str) -> bool:
+    """The text states the gold lesson: its pattern (written for mined titles), or its own
+    first words (an agent that wrote the lesson in those words)."""
+    return bool(re.search(g["match"], text)) or _flat(g["lesson"])[:60] in _flat(text)
+
+
 def with_fix(g: dict, text: str) -> bool:
     """The printed text states the gold lesson and, when it has one, its fix."""
-    return bool(re.search(g["match"], text)) and (not g.get("needs") or bool(re.search(g["needs"], text)))
+    return states(g, text) and (not g.get("needs") or bool(re.search(g["needs"], text)))
 
 
 def place(rep: dict, g: dict, run: dict) -> str:
@@ -314,15 +405,94 @@ def notes(run: dict, gold: List[dict]) -> List[dict]:
             if key in seen:
                 continue
             seen.add(key)
-            golden = [g["id"] for g in mine if re.search(g["match"], block)]
+            golden = [g["id"] for g in mine if states(g, block)]
             out.append({"id": key, "event": ev["event"],
                         "relevant": bool(golden) or _about(block, failures),
                         "text": block.split("\n")[0][:160]})
     return out
 
 
-def measure(which: str, only: str, maintain_after: bool) -> dict:
+def _cards(root: str) -> List[dict]:
+    latest: Dict[str, dict] = {}
+    for c in _lines(os.path.join(_store(root), "aha_cards.jsonl")):
+        latest[c["id"]] = {**latest.get(c["id"], {}), **c, "_first": latest.get(
+            c["id"], {}).get("_first", c.get("ts", ""))}
+    for sig in _lines(os.path.join(_store(root), "signals.jsonl")):
+        if sig.get("kind") == "aha_violated" and sig.get("aha_id") in latest:
+            card = latest[sig["aha_id"]]
+            card["_violated"] = card.get("_violated", 0) + 1
+    return list(latest.values())
+
+
+def why_missed(rep: dict, g: dict, run: dict, cards: List[dict]) -> str:
+    """Why a repeat got no lesson in time: nothing stated the lesson with its fix before the
+    session (not learned), or a lesson did but was not shown at the call (its trigger did not
+    fit), or it has no trigger."""
+    start = run["events"][0]["ts"][:19] if run["events"] else ""
+    text = lambda c: "\n".join([c.get("title", ""), c.get("when_to_use", ""),  # noqa: E731
+                                 c.get("problem", "")] + list(c.get("solution_steps") or []))
+    known = [c for c in cards if c["_first"][:19] < start and with_fix(g, text(c))]
+    if not known:
+        said = [c for c in cards if c["_first"][:19] < start and states(g, text(c))]
+        return "learned without its fix" if said else "not learned before"
+    if not any(c.get("call") or c.get("trigger") for c in known):
+        return "learned, no trigger"
+    if any(c.get("status") in ("rejected", "retired", "dormant") for c in known):
+        return "learned, then dropped"
+    if all(c.get("_violated", 0) >= 2 for c in known):
+        return "learned, left the table after 2 violations"
+    return "learned, trigger did not fit: " + _misfit(known, rep, run)
+
+
+def _misfit(known: List[dict], rep: dict, run: dict) -> str:
+    """Which part of the best-fitting lesson's trigger the failing call missed."""
+    from selflearn.observation.commands import folder, words as said_words
+    ev = next((e for e in run["events"] if e["call"] == rep["tool_use_id"]
+               and e["event"] == "PostToolUseFailure"), None)
+    if ev is None:
+        return "no failure event"
+    reasons = []
+    for c in known:
+        call = c.get("call") or ({"family": c["trigger"]} if c.get("trigger") else {})
+        if call.get("family") not in families(ev["command"]):
+            reasons.append("family")
+            continue
+        said = set(said_words(ev["command"]))
+        if any(w not in said for w in call.get("needs") or []):
+            reasons.append("needs")
+            continue
+        want = call.get("error") or []
+        errors = set(said_words(ev["error"]))
+        if want and sum(w in errors for w in want) < max(1, int(len(want) * 0.5 + 0.5)):
+            reasons.append("error words")
+            continue
+        if call.get("folder"):
+            reasons.append("folder")
+            continue
+        reasons.append("fits (not in the table, or other notes first)")
+    return sorted(set(reasons))[0] if len(set(reasons)) == 1 else "/".join(sorted(set(reasons)))
+
+
+def derived_episodes(project: str, gold: List[dict], runs: Dict[str, dict]) -> List[dict]:
+    """The episode behind each gold lesson of a project without episodes.json entries: the
+    first failing call of its session whose command and error match it."""
+    out = []
+    for g in gold:
+        run = runs.get(g["session"])
+        for ev in run["events"] if run else []:
+            if ev["event"] == "PostToolUseFailure" and \
+                    re.search(g["match"], " ".join(f"{ev['command']} {ev['error']}".split())):
+                out.append({"project": project, "session": g["session"], "gold": g["id"],
+                            "tool_use_id": ev["call"], "derived": True})
+                break
+    return out
+
+
+def measure(which: str, only: str, maintain_after: bool, answers: bool = False) -> dict:
     manifest, gold = load("manifest.json"), load("gold.json").get("gold", [])
+    episodes = [{"project": e["project"], "session": e["session"], "gold": e["gold"],
+                 "tool_use_id": e["failed_tool_use_id"]}
+                for e in load("episodes.json").get("episodes", []) if e.get("gold")]
     repeats = [r for r in load("repeats.json").get("repeats", []) if not r.get("first")]
     projects: Dict[str, List[dict]] = {}
     for s in manifest["sessions"]:
@@ -342,19 +512,33 @@ def measure(which: str, only: str, maintain_after: bool) -> dict:
             setenv("SELF_LEARNING_LEARN", "sync")  # learning as the hooks trigger it, waited for
             for project, sessions in projects.items():
                 sessions.sort(key=lambda s: s["started"])
-                runs = {r["session"]: r for r in replay_project(
-                    project, sessions, os.path.join(tmp, project), maintain_after)}
                 pgold = [g for g in gold if g["project"] == project]
+                runs = {r["session"]: r for r in replay_project(
+                    project, sessions, os.path.join(tmp, project), maintain_after,
+                    pgold if answers else None)}
                 reps = [r for r in repeats if r["project"] == project] or derived_repeats(
                     project, [s["session"] for s in sessions], pgold, runs)
                 byid = {g["id"]: g for g in pgold}
                 judged = [dict(r, place=place(r, byid[r["gold"]], runs[r["session"]]))
                           for r in reps if r["gold"] in byid and r["session"] in runs]
+                cards = _cards(os.path.join(tmp, project))
+                for j in judged:
+                    if j["place"] in ("later", "never"):
+                        j["why"] = why_missed(j, byid[j["gold"]], runs[j["session"]], cards)
                 sess = [{"session": sid, "notes": notes(run, pgold),
-                         "chars": sum(len(ev["printed"]) for ev in run["events"])}
+                         "chars": sum(len(ev["printed"]) for ev in run["events"]),
+                         "ask_chars": sum(len(ev["printed"]) for ev in run["events"]
+                                          if ev["event"] == "Stop"),
+                         "asked": run["asked"], "recorded": run["recorded"]}
                         for sid, run in runs.items()]
-                rows.append(_row(project, sessions[0]["group"], judged, sess))
-                details.append({"project": project, "repeats": judged, "sessions": sess})
+                eps = [e for e in episodes if e["project"] == project] or derived_episodes(
+                    project, pgold, runs)
+                found = [dict(e, found=e["tool_use_id"] in runs[e["session"]]["found"],
+                              asked=e["tool_use_id"] in runs[e["session"]]["asked"])
+                         for e in eps if e["session"] in runs]
+                rows.append(_row(project, sessions[0]["group"], judged, sess, found))
+                details.append({"project": project, "repeats": judged, "sessions": sess,
+                                "episodes": found})
     finally:
         for k, v in saved.items():
             setenv(k, v)
@@ -362,11 +546,19 @@ def measure(which: str, only: str, maintain_after: bool) -> dict:
         members = [r for r in rows if r["set"] == group]
         if members:
             rows.append(_total(group, members))
-    return {"schema": 1, "rows": rows, "details": details}
+    whys: Dict[str, int] = {}
+    for d in details:
+        for rep in d["repeats"]:
+            if rep.get("why"):
+                whys[rep["why"]] = whys.get(rep["why"], 0) + 1
+    return {"schema": 1, "rows": rows, "details": details, "missed": whys}
 
 
-def _row(project: str, group: str, judged: List[dict], sess: List[dict]) -> dict:
-    row = {"project": project, "set": group, "sessions": len(sess), "repeats": len(judged)}
+def _row(project: str, group: str, judged: List[dict], sess: List[dict], eps: List[dict]) -> dict:
+    row = {"project": project, "set": group, "sessions": len(sess), "repeats": len(judged),
+           "episodes": len(eps), "found": sum(e["found"] for e in eps),
+           "asked": sum(e["asked"] for e in eps),
+           "ask_chars": sum(s["ask_chars"] for s in sess)}
     row.update({p: sum(1 for j in judged if j["place"] == p) for p in PLACES})
     row["notes"] = sum(len(s["notes"]) for s in sess)
     row["irrelevant"] = sum(1 for s in sess for n in s["notes"] if not n["relevant"])
@@ -377,7 +569,8 @@ def _row(project: str, group: str, judged: List[dict], sess: List[dict]) -> dict
 
 def _total(group: str, members: List[dict]) -> dict:
     row = {"project": f"total {group}", "set": group}
-    for key in ("sessions", "repeats", *PLACES, "notes", "irrelevant", "chars"):
+    for key in ("sessions", "repeats", *PLACES, "notes", "irrelevant", "chars", "episodes",
+                "found", "asked", "ask_chars"):
         row[key] = sum(r[key] for r in members)
     row["max_irrelevant"] = max(r["max_irrelevant"] for r in members)
     return row
@@ -385,20 +578,30 @@ def _total(group: str, members: List[dict]) -> dict:
 
 def render(data: dict, show: bool) -> List[str]:
     head = ("project", "sessions", "repeats", "before", "at", "later", "never", "in time",
-            "notes", "irrelevant", "max/sess", "chars/sess")
-    fmt = "{:<24}{:>9}{:>8}{:>7}{:>5}{:>6}{:>6}{:>8}{:>6}{:>11}{:>9}{:>11}"
+            "notes", "irrelevant", "max/sess", "chars/sess", "episodes", "found", "asked",
+            "ask/sess")
+    fmt = "{:<22}{:>9}{:>8}{:>7}{:>5}{:>6}{:>6}{:>8}{:>6}{:>11}{:>9}{:>11}{:>9}{:>6}{:>6}{:>9}"
     lines = [fmt.format(*head)]
     for r in data["rows"]:
         timely = f"{(r['before'] + r['at']) / r['repeats']:.0%}" if r["repeats"] else "-"
         lines.append(fmt.format(r["project"], r["sessions"], r["repeats"], r["before"], r["at"],
                                 r["later"], r["never"], timely, r["notes"], r["irrelevant"],
-                                r["max_irrelevant"], round(r["chars"] / max(1, r["sessions"]))))
+                                r["max_irrelevant"], round(r["chars"] / max(1, r["sessions"])),
+                                r["episodes"], r["found"], r["asked"],
+                                round(r["ask_chars"] / max(1, r["sessions"]))))
+    if data.get("missed"):
+        lines.append("missed repeats: " + ", ".join(f"{k} {v}" for k, v in
+                                                    sorted(data["missed"].items())))
     if show:
         for d in data["details"]:
             lines.append(f"\n{d['project']}:")
             for rep in d["repeats"]:
                 lines.append(f"  repeat {rep['place']:<6} {rep['gold']} in {rep['session']}"
-                             + (" (derived)" if rep.get("derived") else ""))
+                             + (" (derived)" if rep.get("derived") else "")
+                             + (f": {rep['why']}" if rep.get("why") else ""))
+            for e in d["episodes"]:
+                lines.append(f"  episode {'found' if e['found'] else 'MISSED'}"
+                             f"{', asked' if e['asked'] else ''} {e['gold']} in {e['session']}")
             for s in d["sessions"]:
                 for n in s["notes"]:
                     lines.append(f"  note {'ok ' if n['relevant'] else 'IRR'} {s['session']} "
@@ -414,8 +617,11 @@ def main(argv=None) -> int:
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--maintain-after-session", action="store_true",
                         help="run `maintain --force` after every session (what a person would type)")
+    parser.add_argument("--answer", action="store_true",
+                        help="a scripted agent answers the Stop hook's question with the gold "
+                        "lessons the named episodes state (else nobody answers)")
     args = parser.parse_args(argv)
-    data = measure(args.set, args.project, args.maintain_after_session)
+    data = measure(args.set, args.project, args.maintain_after_session, args.answer)
     print(json.dumps(data, indent=1) if args.format == "json" else "\n".join(render(data, args.show)))
     return 0
 

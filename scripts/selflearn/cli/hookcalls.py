@@ -4,13 +4,17 @@ The hook observes (observation) and must not import surfacing or learning; these
 callables reach them only for the events that need them, so a plain tool call pays for
 neither. ``inject``: advice at session start and at a prompt (``surfacing.injection``), a
 lesson whose trigger fits at a tool call or its failure (``surfacing.jit``, which reads one
-small table). ``learn``: after a stop, a session's end or start, the learning step when it is
+small table), the question at the end of a turn that recovered from a failure
+(``surfacing.ask``). ``learn``: after a stop, a session's end or start, the learning step when it is
 due (``learning.autorun``), in the background unless ``SELF_LEARNING_LEARN=sync``.
 """
 
 
 def inject(record: dict, repo_root: str, store_dir: str) -> str:
     """What the hook prints for one observation ("" when nothing)."""
+    if record.get("event") == "stop":
+        from ..surfacing.ask import at_stop
+        return at_stop(record, repo_root, store_dir)
     if record.get("event") in ("pre_tool", "tool_failure"):
         from ..surfacing.jit import at_call
         return at_call(record, repo_root, store_dir, record.get("_command", ""),

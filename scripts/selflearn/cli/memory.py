@@ -112,6 +112,20 @@ def _add_record(sub) -> None:
     p.set_defaults(run=_run_record, writes=True)
 
 
+def _episode_calls(ctx: Context, payload) -> dict:
+    """The trigger shape of each episode a recorded card names (when it is still in the log)."""
+    from ..learning import episodes
+    cards = payload.get("aha_cards") if isinstance(payload, dict) else None
+    named = {c["episode"] for c in cards or [] if isinstance(c, dict)
+             and isinstance(c.get("episode"), str) and c["episode"]}
+    out = {}
+    for episode in named:
+        found = episodes.by_id(ctx.memory.root, episode)
+        if found is not None:
+            out[episode] = episodes.call(found, ctx.repo_root)
+    return out
+
+
 def _run_record(ctx: Context) -> Tuple[dict, List[str]]:
     from ..storage import record
     from ..surfacing import storeindex
@@ -119,7 +133,8 @@ def _run_record(ctx: Context) -> Tuple[dict, List[str]]:
     index = storeindex.of(ctx.memory)
     if index is not None:
         index.check(["cards", "recs"])
-    data = record.record(ctx.memory, payload, storeindex.Known(index) if index else None)
+    data = record.record(ctx.memory, payload, storeindex.Known(index) if index else None,
+                         calls=_episode_calls(ctx, payload))
     lines = [f"{item['action']} {item['id']}: {item['title']}"
              for section in ("aha_cards", "recommendations") for item in data[section]]
     if data["event"]:

@@ -24,9 +24,9 @@ MAX_STDIN = 32 * 1024 * 1024
 MAX_RECORD = 3800  # bytes, newline included: well below the 4 KiB atomic-append size
 PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
-# Events whose hook may print learned notes (surfacing): advice at session start and at a
-# prompt, a lesson whose trigger fits at a tool call or right after a failure.
-INJECTING = ("session_start", "prompt", "pre_tool", "tool_failure")
+# Events whose hook may print (surfacing): advice at session start and at a prompt, a lesson
+# whose trigger fits at a tool call or right after a failure, a question at a turn's end.
+INJECTING = ("session_start", "prompt", "pre_tool", "tool_failure", "stop")
 LEARNING = ("stop", "session_end", "session_start")  # events after which learning may run
 # The fields that tell one event from another (those present): a second firing of our hook
 # for the same event (registered twice) matches on all of them.

@@ -80,6 +80,8 @@ def _claude(p: dict, obs: Obs, name: str) -> str:
         obs.put("reason", as_str(p.get("reason")), 200)
         obs.put("source", as_str(p.get("source")))
     obs.put("last_message", as_str(p.get("last_assistant_message")), 300, "block")
+    if event == "stop" and p.get("stop_hook_active") is True:  # we asked to go on already
+        obs.put("stop_hook_active", True)
     return event
 
 
@@ -100,6 +102,8 @@ def _gemini(p: dict, obs: Obs, name: str) -> str:
     if event == "tool_success":
         event = put_result(obs, p.get("tool_response"))
     obs.put("last_message", as_str(p.get("prompt_response")), 300, "block")
+    if event == "stop" and p.get("stop_hook_active") is True:  # we asked to go on already
+        obs.put("stop_hook_active", True)
     obs.put("source", as_str(p.get("source")))
     if event == "session_end":
         obs.put("reason", as_str(p.get("reason")), 200)
@@ -206,6 +210,8 @@ def _cursor(p: dict, obs: Obs, name: str) -> str:
         obs.put_error(as_str(p.get("error_message") or p.get("error")))
     if event in ("stop", "session_end"):
         obs.put("reason", as_str(p.get("status") or p.get("reason")), 200)
+    if event == "stop" and isinstance(p.get("loop_count"), int) and p["loop_count"] > 0:
+        obs.put("stop_hook_active", True)  # Cursor: a follow-up message already went on
     if name == "afterAgentResponse":
         obs.put("last_message", as_str(p.get("text")), 300, "block")
     return event

@@ -112,6 +112,9 @@ CARD_FIELDS = _COMMON + [
           "(and run in `folder`, when set) gets the lesson just in time, unless it already "
           "carries every `skip` word (the fix); a failure sharing its `error` words gets it "
           "right after (references/SURFACING.md)."),
+    Field("episode", "str", "The episode a lesson was written from: the id of the failed "
+          "call's observation, as the Stop hook's question names it; the tool derives `call` "
+          "from it, so the lesson comes back at that call."),
     Field("screen_accepted", "object", "A person accepted this content although the safety "
           "screen flagged it: `{digest, ts, by, reasons}`; void once the content changes."),
     Field("input_shape", "object", "Schema-like summary of the inputs."),

@@ -189,7 +189,8 @@ def _back_to_review(version: dict, before: dict, source: str) -> dict:
 
 
 def _plan_section(kind: str, name: str, items: List[dict], known, taken,
-                  source: str = "agent") -> Tuple[List[dict], List[dict], List[dict]]:
+                  source: str = "agent", calls: Optional[Dict[str, dict]] = None
+                  ) -> Tuple[List[dict], List[dict], List[dict]]:
     """Lines to append, their report entries, and reinforcement signals."""
     existing: Dict[str, dict] = {}   # versions this payload writes, over what the store holds
     by_key: Dict[str, dict] = {}
@@ -208,6 +209,8 @@ def _plan_section(kind: str, name: str, items: List[dict], known, taken,
         clean = redact.redact(item)
         if kind == "card":
             clean.pop("origin", None)
+            if calls and clean.get("episode") in calls:  # the tool's, from the episode
+                clean["call"] = calls[clean["episode"]]
         if current(clean.get("id")) is not None:
             before = current(clean["id"])
             version, action = _merge(before, clean, override=True), "updated"
@@ -230,11 +233,13 @@ def _plan_section(kind: str, name: str, items: List[dict], known, taken,
     return lines, report, signals
 
 
-def record(memory: Memory, payload, known=None, source: str = "agent") -> dict:
+def record(memory: Memory, payload, known=None, source: str = "agent",
+           calls: Optional[Dict[str, dict]] = None) -> dict:
     """Write one payload as ``source`` (see ``SOURCES``); raises UsageError (nothing
     written) when any item is invalid or an agent's payload claims provenance.
 
-    ``known`` looks up existing records (``Folded`` by default: a full fold).
+    ``known`` looks up existing records (``Folded`` by default: a full fold); ``calls``
+    gives a card naming an ``episode`` the ``call`` the tool derived from it.
     """
     if source not in SOURCES:  # pragma: no cover - callers pass a constant
         raise ValueError(f"record: unknown source {source!r}")
@@ -261,7 +266,7 @@ def record(memory: Memory, payload, known=None, source: str = "agent") -> dict:
         out["event"] = event["id"]
     for section, kind, name in SECTIONS:
         lines, report, reinforced = _plan_section(kind, name, payload.get(section) or [], known,
-                                                  taken, source)
+                                                  taken, source, calls)
         writes.append((name, lines))
         signals += reinforced
         out[section] = report

@@ -82,6 +82,17 @@ def _log_skipped(memory, agent: str, event: str) -> None:
         "error": f"skipped store line {first}{more}"[:500]}])
 
 
+def called(store_dir: str) -> Set[str]:
+    """The lessons the trigger table shows at the call they concern."""
+    from .jit import table
+    out = set()
+    for line in table(store_dir).split(b"\n"):
+        at = line.find(b'"id": "')
+        if at >= 0:
+            out.add(line[at + 7:line.find(b'"', at + 7)].decode("utf-8", "replace"))
+    return out
+
+
 def inject(obs: dict, repo_root: str, store_dir: str) -> str:
     """What the hook prints for one observation ("" when nothing), logged when printed."""
     from . import advice
@@ -96,7 +107,10 @@ def inject(obs: dict, repo_root: str, store_dir: str) -> str:
         return ""
     memory = Memory(store_dir, tolerant=True)  # a damaged or newer line never silences advice
     session = str(obs.get("session_id") or "")
-    seen = surfaced_in_session(memory.path("surfacings"), session) if event == "prompt" else ()
+    seen = surfaced_in_session(memory.path("surfacings"), session) if event == "prompt" else set()
+    # a lesson about a call waits for that call (surfacing.jit): here it would be noise in
+    # every session that never makes the call
+    seen = set(seen) | called(store_dir)
     data = advice.advise(memory, repo_root, query, conf["budget"], seen, shape)
     if memory.warnings:
         _log_skipped(memory, agent, event)

@@ -59,7 +59,8 @@ def matches(entry: dict, event: str, said: set, where: str, error_words: set) ->
     return sum(1 for w in want if w in error_words) >= max(1, int(len(want) * ERROR_SHARE + 0.5))
 
 
-def _table(store_dir: str) -> bytes:
+def table(store_dir: str) -> bytes:
+    """The trigger table's bytes (empty when there is none)."""
     try:
         fd = fs.open_fd(fs.join(store_dir, FILE), fs.O_RDONLY | fs.O_NOFOLLOW)
     except OSError:
@@ -68,6 +69,21 @@ def _table(store_dir: str) -> bytes:
         return fs.pread(fd, MAX_BYTES, 0)
     finally:
         fs.close(fd)
+
+
+def tail(path: str, limit: int = SCAN_BYTES) -> bytes:
+    """The whole lines among the last ``limit`` bytes of a file (empty when there is none)."""
+    try:
+        fd = fs.open_fd(path, fs.O_RDONLY | fs.O_NOFOLLOW)
+    except OSError:
+        return b""
+    try:
+        size = fs.fstat(fd).st_size
+        start = max(0, size - limit)
+        data = fs.pread(fd, size - start, start)
+    finally:
+        fs.close(fd)
+    return data[data.find(b"\n") + 1:] if start else data
 
 
 def candidates(table: bytes, families: list) -> list:
@@ -93,20 +109,9 @@ def shown_in_session(store_dir: str, session_id: str) -> set:
     """Lesson ids this session was shown since its latest session start."""
     if not session_id:
         return set()
-    try:
-        fd = fs.open_fd(fs.join(store_dir, SURFACINGS), fs.O_RDONLY)
-    except OSError:
-        return set()
-    try:
-        size = fs.fstat(fd).st_size
-        start = max(0, size - SCAN_BYTES)
-        data = fs.pread(fd, size - start, start)
-    finally:
-        fs.close(fd)
     needle = fastjson.dumps(session_id).encode("utf-8")
     ids: set = set()
-    lines = data.split(b"\n")
-    for raw in reversed(lines[1:] if start else lines):
+    for raw in reversed(tail(fs.join(store_dir, SURFACINGS)).split(b"\n")):
         if needle not in raw:
             continue
         try:
@@ -149,11 +154,11 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
     shape = SHAPES.get((agent, event))
     if shape is None:
         return ""
-    table = _table(store_dir)
-    if not table:
+    lines = table(store_dir)
+    if not lines:
         return ""
     command = command or str(record.get("args") or "")
-    found = candidates(table, families_of(record, command))
+    found = candidates(lines, families_of(record, command))
     if not found:
         return ""
     said = set(words(command))

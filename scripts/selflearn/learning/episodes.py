@@ -1,0 +1,176 @@
+"""Episodes: a tool failure, what the agent did next, and the call that then worked.
+
+Owns finding a session's failure→recovery episodes with their exact evidence (the failed
+call, its cause line, the steps in between, the call that worked), for the agent to turn
+into a lesson in its own words (the Stop hook asks, ``ask``) or for ``distill``. High
+recall on purpose: the agent judges what is worth keeping; left out are only failures that
+teach nothing by themselves (interrupted, the agent's own tool protocol, a failing test's
+verdict). Pure over observations, but ``session`` (a byte-filtered read of the log's tail).
+Must not import cli or surfacing.
+"""
+
+from ..observation.commands import command_family, folder, segments, words
+from ..storage import fastjson
+from ..storage import posixfs as fs
+from .mine_base import ignored, test_verdict
+
+WINDOW = 20                # tool events after a failure searched for the call that worked
+MAX_STEPS = 4              # steps between a failure and its recovery kept as evidence
+TAIL = 1024 * 1024         # bytes of observations.jsonl read for one session
+LOOKING = ("ls", "tree", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "wc",
+           "git status", "git diff", "git log", "git show", "sed -n", "jq", "sleep", "env")
+
+
+def session(store_dir: str, session_id: str) -> list:
+    """This session's observations among the last ``TAIL`` bytes of the log, in order."""
+    try:
+        fd = fs.open_fd(fs.join(store_dir, "observations.jsonl"), fs.O_RDONLY | fs.O_NOFOLLOW)
+    except OSError:
+        return []
+    try:
+        size = fs.fstat(fd).st_size
+        start = max(0, size - TAIL)
+        data = fs.pread(fd, size - start, start)
+    finally:
+        fs.close(fd)
+    needle = b'"session_id": ' + fastjson.dumps(session_id).encode("utf-8")
+    lines = data.split(b"\n")
+    out = []
+    for raw in lines[1:] if start else lines:
+        if needle not in raw:
+            continue
+        try:
+            obs = fastjson.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(obs, dict) and obs.get("session_id") == session_id:
+            out.append(obs)
+    return out
+
+
+def _teaches(obs: dict) -> bool:
+    """A failure that can teach something about the project or its tools."""
+    if obs.get("event") != "tool_failure" or ignored(obs):
+        return False
+    cause = str(obs.get("error") or "").split("\n", 1)[0]
+    return bool(cause) and not test_verdict(cause)
+
+
+def _families(obs: dict) -> set:
+    command = str(obs.get("args") or "")
+    if obs.get("tool_kind") == "shell" and command:
+        return {command_family(s) for s in segments(command)} - {""}
+    return {str(obs.get("family") or obs.get("tool") or "")} - {""}
+
+
+def _targets(obs: dict) -> list:
+    """The paths a call names (its words with a ``/``)."""
+    return [w.rstrip("/") for w in words(str(obs.get("args") or ""))[1:] if "/" in w]
+
+
+def _same_job(failed: dict, other: dict) -> bool:
+    """Whether ``other`` does what ``failed`` tried: a family or the program in common, two
+    words after the program, or a path of one inside a path of the other (``tree lib`` and
+    ``find lib -type d``)."""
+    a, b = _families(failed), _families(other)
+    if a & b or {f.split()[0] for f in a} & {f.split()[0] for f in b}:
+        return True
+    said = set(words(str(failed.get("args") or ""))[1:])
+    if len(said & set(words(str(other.get("args") or ""))[1:])) >= 2:
+        return True
+    theirs = _targets(other)
+    return any(t == p or t.startswith(p + "/") or p.startswith(t + "/")
+               for p in _targets(failed) for t in theirs)
+
+
+def _otherwise(failed: dict, later: dict) -> bool:
+    """A later failure of the same job with another cause: the first one was got past."""
+    a = set(words(str(failed.get("error") or "").split("\n", 1)[0]))
+    b = set(words(str(later.get("error") or "").split("\n", 1)[0]))
+    return bool(a) and len(a & b) * 2 < len(a)
+
+
+def _looking(obs: dict) -> bool:
+    command = " ".join(str(obs.get("args") or "").split())
+    parts = segments(command)
+    return bool(parts) and all(p.startswith(LOOKING) for p in parts)
+
+
+def step(obs: dict) -> str:
+    """One line for what the agent did: the command, or the tool and its file."""
+    if obs.get("tool_kind") == "shell":
+        return f"ran `{obs.get('args')}`"
+    what = obs.get("file") or obs.get("args") or ""
+    return f"{obs.get('tool') or 'tool'} `{what}`" if what else str(obs.get("tool") or "")
+
+
+def find(observations: list) -> list:
+    """The episodes of one session, in order: ``{id, call, tool, family, failed, cause, steps,
+    worked, worked_id}`` per failure that a later call doing the same job recovered from."""
+    calls = [o for o in observations if o.get("event") in ("tool_success", "tool_failure")]
+    out, done = [], set()
+    for i, failed in enumerate(calls):
+        if not _teaches(failed) or failed.get("id") in done:
+            continue
+        steps = []
+        for later in calls[i + 1:i + 1 + WINDOW]:
+            got_past = False
+            if later.get("event") == "tool_failure":
+                if not _same_job(failed, later):
+                    continue
+                if not _otherwise(failed, later):
+                    done.add(later.get("id"))  # the same failure again: one episode
+                    continue
+                got_past = True  # it now fails otherwise: the steps got past this failure
+            if _same_job(failed, later) and (got_past or not (_looking(later)
+                                                            and not _looking(failed))):
+                out.append({"id": failed.get("id"), "call": failed.get("tool_use_id") or "",
+                            "tool": failed.get("tool") or "", "family":
+                            failed.get("family") or "", "failed": str(failed.get("args") or ""),
+                            "cause": str(failed.get("error") or "").split("\n", 1)[0],
+                            "cwd": failed.get("cwd") or "", "ts": failed.get("ts") or "",
+                            "steps": steps[-MAX_STEPS:], "worked": str(later.get("args") or ""),
+                            "worked_id": later.get("id")})
+                break
+            if not _looking(later):
+                steps.append(step(later))
+    return out
+
+
+def by_id(store_dir: str, episode: str):
+    """The episode whose failed call's observation has id ``episode``, from the log's tail;
+    None when it is not there (compacted, or not an episode)."""
+    needle = b'"id": ' + fastjson.dumps(episode).encode("utf-8")
+    try:
+        fd = fs.open_fd(fs.join(store_dir, "observations.jsonl"), fs.O_RDONLY | fs.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        size = fs.fstat(fd).st_size
+        data = fs.pread(fd, min(size, TAIL), max(0, size - TAIL))
+    finally:
+        fs.close(fd)
+    at = data.find(needle)
+    if at < 0:
+        return None
+    line = data[data.rfind(b"\n", 0, at) + 1:data.find(b"\n", at)]
+    try:
+        failed = fastjson.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    sid = failed.get("session_id") if isinstance(failed, dict) else None
+    if not isinstance(sid, str):
+        return None
+    return next((e for e in find(session(store_dir, sid)) if e["id"] == episode), None)
+
+
+def call(episode: dict, repo_root: str) -> dict:
+    """The trigger shape (``callshape``) of a lesson about ``episode``: the failed call, its
+    cause, the folder when the call that worked ran elsewhere, the words it added."""
+    from . import callshape
+    here = folder(episode["cwd"], episode["failed"], repo_root)
+    there = folder(episode["cwd"], episode["worked"], repo_root)
+    family = episode["family"] or (_families({"args": episode["failed"], "tool_kind": "shell"})
+                                   or {""}).pop()
+    return callshape.shape(episode["tool"], family, episode["failed"], episode["cause"],
+                           here if here != there else "", episode["worked"])
