@@ -117,7 +117,8 @@ _KNOWN = None  # every program name that starts a candidate command (built on fi
 def _known() -> Set[str]:
     global _KNOWN
     if _KNOWN is None:
-        _KNOWN = (INTERPRETERS | DOWNLOADERS | SENDERS | READERS | IDENTITY | set(WRAPPERS) | NET_READERS
+        _KNOWN = (INTERPRETERS | DOWNLOADERS | SENDERS | READERS | IDENTITY | set(WRAPPERS)
+                  | NET_READERS | VIEWERS
                   | AGENTS | {"rm", "find", "mkfs", "mke2fs", "wipefs", "dd", "shred", "chmod",
                               "chown", "git", "pip", "pip3", "uv", "pipx", "poetry", "pdm", "npm",
                               "npx", "pnpm", "yarn", "bun", "go", "gem", "bundle", "conda", "cargo",

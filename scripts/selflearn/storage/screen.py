@@ -236,7 +236,10 @@ PHRASES = (
         r"listing|describe|describing|tell|telling) (?:(?:this|it|that|these|them|anything|the "
         r"change|this step|these steps|what you did|any of this) )?(?:about (?:this|it) )?"
         r"(?:in|to|from|inside) (?:your|the) (?:final )?(?:summary|summaries|report|response|"
-        r"reply|answer|message|pr|pull request|commit message|changelog|notes|output|recap)\b")),
+        r"reply|answer|message|pr|pull request|commit message|changelog|notes|output|recap)\b|"
+        r"\b(?:do not|don't|dont|never) (?:mention|report|include|note|say|disclose|reveal|describe)"
+        r" (?:\w+ ){1,3}(?:in|to|from) (?:your|the) final (?:summary|report|response|reply|answer|"
+        r"message|recap)\b")),
     ("override", _gated(
         r"\b(?:leave|keep) (?:this|it|that|these steps|this step) (?:out of|off) (?:your|the) "
         r"(?:final )?(?:summary|report|response|reply|answer|message|pr|pull request|changelog|"
