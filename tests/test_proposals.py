@@ -314,7 +314,7 @@ def test_a_confident_mined_lesson_becomes_a_rule_and_applies_through_the_guard(r
     data = mine(run, monkeypatch, BASE)
     assert [(e["kind"], e["action"]) for e in data["proposals"]] == [("rule", "proposed")]
     p = one(run, kind="rule")
-    assert p["body"] == ("- When `npm test` fails with `Cannot find module <X>`: run `npm ci` "
+    assert p["body"] == ("- When `npm test` fails with `Cannot find module \u2039X\u203a`: run `npm ci` "
                          "before `npm test` in a fresh checkout.")
     assert records(store, "events.jsonl")[-1]["tags"][0] == "rule_suggested"
     cli(run, "apply", "--id", p["id"])

@@ -180,6 +180,36 @@ def test_raw_lines_written_behind_the_tools_back_are_redacted_and_defused_on_out
     assert "\\x1b[31m" in run(["list"])[1]  # shown escaped, visible, inert
 
 
+HOSTILE = ("<script>x()</script> <!-- open ![b](https://t.example/p.png) "
+           "[d](javascript:alert(1)) &lt;iframe src=x&gt; a | b")
+
+
+def test_every_markdown_sink_writes_hostile_text_inert(run, repo, store, tmp_path):
+    """Issue #25: a card a person accepted still renders as text in INDEX.md, feedback.md,
+    exported rules, a backported skill file and a rule appended with improve."""
+    seed_record({"aha_cards": [{"id": "aha_h", "title": HOSTILE, "status": "accepted",
+                                "origin": "human", "scope": "portable",
+                                "solution_steps": [HOSTILE]}]})
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\n# S\n")
+    for args in (["index"], ["feedback"], ["export-rules", "--agent", "agents-md"],
+                 ["export-backport", "--skill-path", str(skill), "--ids", "aha_h", "--apply"],
+                 ["improve", "--file", "CLAUDE.md", "--append",
+                  "- Tip: " + HOSTILE.replace("<!-- open", "<!- open"),
+                  "--rationale", "seen twice"]):
+        code, _, err = run(args)
+        assert code == 0, (args, err)
+    pages = [store / "INDEX.md", store / "feedback.md", repo / "AGENTS.md", repo / "CLAUDE.md",
+             skill / "references" / "self-learning-aha.md"]
+    for page in pages:
+        body = page.read_text()
+        for active in ("<script", "<!-- open", "<!- open", "![b]", "](javascript:", "<iframe",
+                       "&lt;iframe"):
+            assert active not in body, (page.name, active)
+    assert "| aha_h" not in (store / "INDEX.md").read_text()  # the table holds: a | b escaped
+
+
 # --- the store is private to its owner ----------------------------------------------------------
 
 def modes(store):

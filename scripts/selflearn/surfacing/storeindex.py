@@ -1273,6 +1273,5 @@ def item_floor(card: dict) -> int:
 
 
 def cell(value) -> str:
-    """A table cell of INDEX.md: one line without control or invisible characters, pipes
-    escaped, at most 120 characters."""
-    return " ".join(text.plain(value).replace("|", "\\|").split())[:120]
+    """A table cell of INDEX.md (``text.cell``: one inert line, pipes escaped, 120 characters)."""
+    return text.cell(value)
