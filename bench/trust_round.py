@@ -362,8 +362,14 @@ def dmg_surrogate(field):
             card = {"title": value} if field == "title" else {"title": "ok",
                                                                 field: [value]}
             first = _cli(box, ["record"], json.dumps({"aha_cards": [card]}))
-            if _traceback(first) or first[0] != 0:
+            if _traceback(first) or (first[0] != 0 and len(first[2].splitlines()) != 1):
                 return f"record with a surrogate in {field}: {first[0]} {first[2][-100:]!r}"
+            # a store that already holds such a line (written before the check, or by hand)
+            line = json.dumps({"v": 1, "id": "aha_sur", "ts": T0, "status": "accepted",
+                               "origin": "human", "title": "ok", field: value})
+            os.makedirs(box.store, exist_ok=True)
+            with open(os.path.join(box.store, "aha_cards.jsonl"), "a") as fh:
+                fh.write(line + "\n")
             for args in (["list"], ["review"], ["advice"], ["index"], ["list", "--format",
                                                                         "json"]):
                 result = _cli(box, args)

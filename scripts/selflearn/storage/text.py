@@ -21,9 +21,15 @@ _ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]{1,31});
 _BREAKS = frozenset("\u0085\u2028\u2029")  # line breaks besides the C0 ones
 
 
+def _SURROGATE(ch: str) -> bool:
+    """Half of a surrogate pair (a damaged line): no output encoding can write it raw."""
+    return "\ud800" <= ch <= "\udfff"
+
+
 _TO_SPACE = dict.fromkeys(
     [c for c in range(0x20)] + list(range(0x7F, 0xA0)) + sorted(_INVISIBLE)
     + [ord(ch) for ch in _BREAKS] + list(range(0xE0000, 0xE0080)), " ")
+_TO_SPACE.update(dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
 
 
 def plain(text) -> str:
@@ -41,7 +47,7 @@ def terminal(line: str) -> str:
     if line.isprintable():
         return line
     return "".join(ch if ch == "\t" or (ch >= " " and ch not in _BREAKS
-                                         and not is_hidden(ch))
+                                         and not is_hidden(ch) and not _SURROGATE(ch))
                    else ("\\x%02x" % ord(ch) if ord(ch) < 0x100 else "\\u%04x" % ord(ch))
                    for ch in line)
 
@@ -57,9 +63,8 @@ def escape_json(text: str) -> str:
     (``json.dumps(ensure_ascii=False)`` leaves them raw; C0 controls are escaped already)."""
     if text.isprintable() or all(ch.isprintable() or ch in "\n " for ch in text):
         return text
-    return "".join("\\u%04x" % ord(ch) if ch in _BREAKS or (ch not in "\n" and
-                                                           is_hidden(ch)) else ch
-                   for ch in text)
+    return "".join("\\u%04x" % ord(ch) if ch in _BREAKS or _SURROGATE(ch) or (
+        ch not in "\n" and is_hidden(ch)) else ch for ch in text)
 
 
 def inert(text) -> str:
