@@ -15,7 +15,7 @@ acceptance (``accepted``) holds only for the content it was given for
 
 import re
 import unicodedata
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple
 
 from .content import (SCREENED_FIELDS, _INVISIBLE, accepted, digest,  # noqa: F401 (API)
                       is_hidden, record_text)
