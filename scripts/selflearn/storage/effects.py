@@ -63,6 +63,7 @@ class _Context:
 
     def __init__(self):
         self.downloads: Dict[str, bool] = {}  # path -> verified
+        self.secret_files: Set[str] = set()  # archives and copies made of credential files
         self.found: List[Finding] = []
         self.seen: Set[str] = set()
 
@@ -249,6 +250,8 @@ def _interpreter(cmd: Command, prog: str, args: List[Word], stdin: Set[str], ctx
             code |= _sub_taint(script, ctx)
             if ctx.downloaded(script) or "://" in script:
                 code.add("remote")
+            if script in ("/dev/stdin", "/proc/self/fd/0", "-"):
+                code |= stdin
     else:
         code_opts, data_opts = CODE_OPTS.get(family, ""), DATA_OPTS.get(family, "")
         k = 0
@@ -345,6 +348,8 @@ def _sender(prog: str, args: List[Word], stdin: Set[str], ctx: _Context, shown) 
         pos = [a for a in args if not a.startswith("-")]
         if len(pos) >= 2 and _remote_dest(pos[-1]):
             sent += pos[:-1]
+        sent += [args[k + 1] for k, a in enumerate(args[:-1])  # az … --file, aws … --body
+                 if a.lower() in ("--file", "--body", "--source", "-f", "--upload-file")]
     elif prog == "gh":
         pos = [a for a in args if not a.startswith("-")]
         if pos[:2] in (["gist", "create"], ["release", "upload"], ["gist", "edit"]):
@@ -355,7 +360,7 @@ def _sender(prog: str, args: List[Word], stdin: Set[str], ctx: _Context, shown) 
     for a in args:
         if "secret" in _sub_taint(a, ctx) and prog not in ("ssh",):
             ctx.flag("exfiltration", shown)
-    if any(credential(p) for p in sent):
+    if any(credential(p) or _norm_path(p) in ctx.secret_files for p in sent):
         ctx.flag("exfiltration", shown)
 
 
@@ -376,10 +381,16 @@ def _writes(cmd: Command, content: Set[str], ctx: _Context) -> None:
     if prog in ("cp", "mv", "install") and len(words) > 2:
         targets.append(words[-1])
     text = " ".join([*words, *(t for op, t in cmd.redirs if op in ("<<", "<<-", "<<<"))])
+    if prog in ("tar", "zip", "7z", "gpg", "cp", "openssl", "base64", "gzip", "xz") and any(
+            credential(a) for a in words[1:] if not a.startswith("-")):
+        targets += [a for a in words[1:] if not a.startswith("-") and not credential(a)]
+        content = content | {"secret"}
     for t in targets:
         low = t.lower()
         if "remote" in content:
             ctx.downloads[_norm_path(low)] = False
+        if "secret" in content:
+            ctx.secret_files.add(_norm_path(low))
         if low.startswith(("/dev/tcp/", "/dev/udp/")):
             ctx.flag("remote_exec", [*words[:6], ">", t])
         elif re.match(r"/dev/(?:sd|hd|nvme|disk|rdisk|mmcblk|xvd|vd)", low):

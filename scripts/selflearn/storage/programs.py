@@ -88,6 +88,7 @@ ENV_RULES = {
     "yarn_npm_registry_server": ("host", "package_source"),
     "bun_config_registry": ("host", "package_source"), "goproxy": ("host", "package_source"),
     "pipenv_pypi_mirror": ("host", "package_source"),
+    "goose_mode": ("auto", "safety_bypass"),
 }
 # long options that turn a check off whatever the program; and those that do with a false value
 OFF_OPTIONS = {"--insecure", "--no-check-certificate", "--no-verify-ssl",
@@ -135,7 +136,7 @@ def known_programs() -> Set[str]:
                               "tee", "setenforce", "ufw", "systemctl", "spctl", "csrutil",
                               "set-executionpolicy", "export", "setx", "declare", "set",
                               "compgen", "mkfifo", "pre-commit", "cursor-agent", "ping", "cp",
-                              "mv"})
+                              "mv", "terraform"})
     return _KNOWN
 
 
@@ -161,7 +162,7 @@ def _prog_name(word: str) -> str:
     if name.startswith("mkfs"):
         return "mkfs"
     base = name.rstrip("0123456789.-")
-    return base if base in INTERPRETERS else name
+    return base if base in INTERPRETERS or base == "pip" else name
 
 
 def _host(text: str) -> Optional[str]:
@@ -369,6 +370,8 @@ def assignments(assigns, words: List[Word], ctx: Flags) -> None:
     pairs = [(n.lower(), v) for n, v in assigns]
     for k, w in enumerate(words):
         low = w.lower()
+        if low.startswith("$env:") and "=" in low:  # PowerShell: $env:NAME="0"
+            low = low[5:]
         if "=" in w and re.match(r"[a-z_][a-z0-9_]*=", low):
             name, _, value = low.partition("=")
             pairs.append((name, value))
@@ -391,7 +394,8 @@ def assignments(assigns, words: List[Word], ctx: Flags) -> None:
         test, category = rule
         hit = {"falsy": value in FALSY, "truthy": value not in FALSY, "empty": value == "",
                "off": value == "off", "star": "*" in value, "any": bool(value),
-               "insecure": "-insecure" in value, "host": new_host(value) or (
+               "insecure": "-insecure" in value, "auto": value == "auto",
+               "host": new_host(value) or (
                    name == "goproxy" and value not in ("", "direct", "off") and not any(
                        h in value for h in DEFAULT_HOSTS) and "://" not in value and "." in value)
                }[test]
@@ -425,10 +429,25 @@ def options(prog: str, args: List[Word], ctx: Flags, shown) -> None:
 # --- per program ---------------------------------------------------------------------------------
 def _rm(prog: str, args: List[Word], ctx: Flags, shown) -> None:
     o = Opts(args)
+    if any(_hooks(p) for p in o.pos):
+        ctx.flag("safety_bypass", shown)  # the repository's hooks removed
     if not (o.has("r", "--recursive") or o.has("R")):
         return
     if "--no-preserve-root" in o.long or any(_dangerous(p) for p in o.pos):
         ctx.flag("destructive", shown)
+
+
+def _hooks(path: str) -> bool:
+    """A git hook or hooks folder (``.git/hooks/pre-commit``, ``.husky/``)."""
+    p = path.lower().replace("\\", "/")
+    return ".git/hooks" in p or p.rstrip("/").endswith(".husky") or "/.husky/" in p or \
+        p.startswith(".husky/")
+
+
+def _moved(prog: str, args: List[Word], ctx: Flags, shown) -> None:
+    """``mv``/``chmod -x`` of a hook: the check it ran is gone."""
+    if prog == "mv" and any(_hooks(a) for a in args if not a.startswith("-")):
+        ctx.flag("safety_bypass", shown)
 
 
 def _dangerous(path: str) -> bool:
@@ -464,7 +483,7 @@ def _find(prog: str, args: List[Word], ctx: Flags, shown) -> None:
     deletes = "-delete" in low or any(
         x in ("-exec", "-execdir") and k + 1 < len(low) and prog_name(low[k + 1]) in (
             "rm", "shred") for k, x in enumerate(low))
-    if deletes and any(_dangerous(r) or r in ("/", "~") for r in roots):
+    if deletes and any(r not in (".", "./") and _dangerous(r) for r in roots):
         ctx.flag("destructive", shown)
 
 
@@ -485,6 +504,9 @@ def _chmod(prog: str, args: List[Word], ctx: Flags, shown) -> None:
             ctx.flag("destructive", shown)
         if re.fullmatch(r"[ugoa]*\+[rwx]*s[rwx]*|[2467][0-7]{3}", m):
             ctx.flag("safety_bypass", shown)
+    if modes and re.fullmatch(r"[ugoa]*-[rwx]*x[rwx]*", modes[0]) and any(
+            _hooks(a) for a in args[1:]):
+        ctx.flag("safety_bypass", shown)
     if prog == "chown" and ("-r" in [a.lower() for a in args]) and any(
             a in ("/", "/*") for a in args):
         ctx.flag("destructive", shown)
@@ -524,6 +546,8 @@ def _git(prog: str, args: List[Word], ctx: Flags, shown) -> None:
         _push(rest, ctx, shown)
     elif sub == "remote" and rest[:1] and rest[0].lower() in ("add", "set-url"):
         ctx.flag("package_source", shown)
+    elif sub == "add" and any(credential(r) for r in rest if not r.startswith("-")):
+        ctx.flag("exfiltration", shown)  # a secret file committed: it leaves with the push
     elif sub == "config":
         pos = [r.lower() for r in rest if not r.startswith("-")]
         if len(pos) >= 2:
@@ -563,6 +587,8 @@ def _packages(prog: str, args: List[Word], ctx: Flags, shown) -> None:
     for k, a in enumerate(low):
         name, eq, value = a.partition("=")
         value = value if eq else (low[k + 1] if k + 1 < len(low) else "")
+        if not eq and a[:2] in SHORT_INDEX.get(prog, ()) and len(a) > 2:
+            name, value = a[:2], a[2:]  # -ihttps://…: the value attached
         if name in INDEX_OPTS or name in SHORT_INDEX.get(prog, ()) or (
                 prog == "conda" and name in ("-c", "--channel")):
             if new_host(value):
@@ -572,6 +598,8 @@ def _packages(prog: str, args: List[Word], ctx: Flags, shown) -> None:
     pos = [a for a in low if not a.startswith("-")]
     if pos[:1] in (["config"], ["set"]):
         rest = [p for p in pos[1:] if p not in ("set", "add", "global")]
+        if rest and "=" in rest[0]:  # npm config set key=value
+            rest = rest[0].split("=", 1) + rest[1:]
         key = rest[0] if rest else ""
         if any(r in key for r in REGISTRY_KEYS) and (
                 new_host(" ".join(rest[1:])) or "trusted" in key):
@@ -613,6 +641,16 @@ def _agent(prog: str, args: List[Word], ctx: Flags, shown) -> None:
         ctx.flag("safety_bypass", shown)
 
 
+def _remote_delete(prog: str, args: List[Word], ctx: Flags, shown) -> None:
+    """A repository or infrastructure deleted for good (``gh repo delete``, ``terraform
+    destroy -auto-approve``)."""
+    pos = [a.lower() for a in args if not a.startswith("-")]
+    if prog == "gh" and pos[:2] in (["repo", "delete"], ["release", "delete"]) or \
+            prog == "terraform" and pos[:1] == ["destroy"] and any(
+                a.lower().lstrip("-").startswith("auto-approve") for a in args):
+        ctx.flag("destructive", shown)
+
+
 def _net(prog: str, args: List[Word], ctx: Flags, shown) -> None:
     """A connection that runs a shell for the other end (``nc -e sh``, ``socat … exec:``)."""
     low = [a.lower() for a in args]
@@ -636,4 +674,5 @@ HANDLERS = {"rm": _rm, "find": _find, "dd": _disk, "mkfs": _disk, "mke2fs": _dis
              **{p: _packages for p in ("pip", "pip3", "uv", "pipx", "poetry", "pdm", "npm", "npx",
                                        "pnpm", "yarn", "bun", "gem", "conda", "cargo", "go",
                                        "python", "pypy", "easy_install", "bundle", "composer")},
-             **{a: _agent for a in ("gemini", "cursor-agent", "aider", "codex")}}
+             **{a: _agent for a in ("gemini", "cursor-agent", "aider", "codex")},
+             "mv": _moved, "gh": _remote_delete, "terraform": _remote_delete}

@@ -245,14 +245,18 @@ PHRASES = (
         r"(?:final )?(?:summary|report|response|reply|answer|message|pr|pull request|changelog|"
         r"notes|recap)\b|\bthe (?:user|human|reviewer)s? (?:doesn't|does not|doesnt|must not|"
         r"mustn't|should not|shouldn't|need not|needn't) (?:need to )?(?:know|be told|hear|find out"
-        r"|notice)\b|\bwithout (?:the (?:user|human|reviewer)|anyone) (?:knowing|noticing)\b")),
+        r"|notice)\b|\bwithout (?:the (?:user|human|reviewer)|anyone) (?:knowing|noticing)\b|"
+        r"\bkeep (?:this|it|that) between (?:us|you and me|ourselves)\b|\bsay nothing (?:about|of) "
+        r"(?:this|it|that)\b")),
 )
 # the same families in other languages, read on ``_native`` text (accents off Latin,
 # Greek and Cyrillic letters: "précédentes" is read "precedentes", "сообщай" "сообщаи")
 FOREIGN = (
     ("override", _gated(  # French
-        r"\b(?:ignor|oubli)\w* (?:(?:toutes|tous) (?:les|tes|vos|ces) |tes |vos )(?:instructions|"
-        r"consignes|directives|regles|ordres|indications)|\b(?:ignor|oubli)\w* (?:les |des |toutes "
+        r"\b(?:ignor\w*|oubli\w*|ne tiens pas compte|ne tenez pas compte|fais abstraction|faites "
+        r"abstraction) (?:des |de )?(?:(?:toutes|tous) (?:les|tes|vos|ces) |tes |vos )(?:instructions|"
+        r"consignes|directives|regles|ordres|indications)|\b(?:ignor\w*|oubli\w*|ne tiens pas compte|"
+        r"ne tenez pas compte|fais abstraction|faites abstraction) (?:les |des |de |toutes "
         r"les )?(?:instructions|consignes|directives|regles|ordres|indications) (?:precedentes|"
         r"anterieures|ci-dessus|d'avant|initiales|du systeme)|\b(?:tu es|vous etes) (?:maintenant|"
         r"desormais|a present) (?:un|une|le|la|en mode)\b|\b(?:desormais|a partir de maintenant),? "
@@ -270,7 +274,8 @@ FOREIGN = (
         r"es) nicht|\bverschweig\w* (?:das|dies|es) (?:dem|vor dem) (?:benutzer|nutzer)|\bohne es "
         r"dem (?:benutzer|nutzer) zu sagen")),
     ("override", _gated(  # Spanish and Portuguese
-        r"\b(?:ignor|olvid|omit|descart|esquec|desconsider)\w* (?:todas )?(?:las |tus |sus |as )?"
+        r"\b(?:ignor\w*|olvid\w*|omit\w*|descart\w*|esquec\w*|desconsider\w*|haz caso omiso de|"
+        r"hagan caso omiso de|no hagas caso (?:a|de)) (?:todas )?(?:las |tus |sus |as )?"
         r"(?:instrucciones|indicaciones|reglas|ordenes|directrices|instrucoes|orientacoes|regras|"
         r"ordens|diretrizes) (?:anteriores|previas|de arriba|iniciales|del sistema|acima|iniciais|"
         r"do sistema)|\b(?:ignor|olvid|esquec)\w* (?:todas las|todas as|tus|suas|tuas) "
@@ -283,7 +288,8 @@ FOREIGN = (
         r"usuario|para o usuario|ao utilizador|no (?:seu |teu )?resumo)|\bnao mencione (?:isso|isto)"
         r"|\bsem (?:contar|dizer|avisar) ao usuario")),
     ("override", _gated(  # Italian
-        r"\b(?:ignor|dimentic|trascur)\w* (?:tutte )?(?:le )?(?:istruzioni|indicazioni|regole|"
+        r"\b(?:ignor\w*|dimentic\w*|trascur\w*|non seguire|non seguite) (?:tutte )?(?:le )?"
+        r"(?:istruzioni|indicazioni|regole|"
         r"direttive|ordini) (?:precedenti|sopra|iniziali|di sistema)|\b(?:ignor|dimentic)\w* "
         r"(?:tutte le|le tue|le sue) (?:istruzioni|regole|direttive)|\b(?:ora sei|adesso sei|da ora "
         r"in poi sei|da adesso sei|d'ora in poi sei) (?:un|una|il|la|lo)\b|\bnon (?:dire|dirlo|"
@@ -292,27 +298,30 @@ FOREIGN = (
     ("override", _gated(  # Russian
         r"(?:игнорир|забуд|забыва|не обраща\w* внимани\w* на|отбрось|пренебрег)\w* (?:все |всех )?"
         r"(?:предыдущ|прежн|ранее|вышеуказанн|системн|сво|тво|ваш)\w* (?:\w+ )?(?:инструкци|"
-        r"указани|правил|команд|директив)|(?:теперь ты|теперь вы|отныне ты|отныне вы|с этого "
+        r"указани|правил|команд|директив)|забудь\w* все,? что|(?:ты|вы) теперь (?!можешь|можете)"
+        r"\w+|(?:теперь ты|теперь вы|отныне ты|отныне вы|с этого "
         r"момента ты)\b|не (?:говори|сообщаи|рассказываи|упоминаи|показываи|говорите|сообщаите|"
         r"рассказываите|упоминаите)\w* (?:об этом |это |ничего )?(?:пользовател|в (?:своем |вашем )?"
         r"(?:отчете|резюме))|скрои\w* (?:это )?от пользовател|без ведома пользовател")),
     ("override", _gated(  # Chinese
-        r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|不要理会|不要理會|跳过|跳過)(?:掉)?(?:之前|以前|先前|上面|"
-        r"上述|前面|此前|所有|全部|你的|系统|系統)(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|"
-        r"說明|规则|規則|提示|命令|要求|设定|設定)|(?:你现在是|你現在是|从现在开始你是|從現在開始你是|"
-        r"从现在起你是|你现在扮演|你将扮演|你將扮演)|(?:不要|别|別|不许|切勿|请勿|請勿)(?:告诉|告訴|"
+        r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會|跳过|跳過|不要遵守|不要遵循)[^。，,\n]{0,6}"
+        r"(?:之前|以前|先前|上面|上述|以上|前面|此前|前述|所有|全部|你的|系统|系統|原有|原来|原來)[^。，,\n]{0,6}"
+        r"(?:指令|指示|说明|說明|规则|規則|提示|命令|要求)|(?:你现在是|你現在是|你现在扮演|"
+        r"你将扮演|你將扮演)|(?:从|從)现在(?:开始|起)[，, ]?你(?:是|将|將|要扮演)|"
+        r"(?:从|從)現在(?:開始|起)[，, ]?你(?:是|將|要扮演)|(?:不要|别|別|不许|切勿|请勿|請勿)(?:告诉|告訴|"
         r"通知|提醒|透露|提及|提到)(?:给)?(?:用户|用戶|使用者)|(?:对|對)(?:用户|用戶|使用者)(?:保密|"
         r"隐瞒|隱瞞)|(?:不要|别|別|请勿|請勿)(?:在|于)?(?:总结|總結|摘要|回复|回覆|报告|報告)(?:中|里|"
         r"裡)?(?:提及|提到|提起|说明|說明)")),
     ("override", _gated(  # Japanese
         r"(?:以前|前|上記|これまで|今まで|先ほど|最初|システム)の(?:すべての|全ての|全部の)?(?:指示|命令|"
-        r"ルール|指令|プロンプト|設定)(?:を|は)(?:すべて|全て|全部)?(?:無視|忘れ)|(?:すべて|全て)の"
+        r"ルール|指令|プロンプト)(?:を|は|に)(?:すべて|全て|全部)?(?:無視|忘れ|従わ)|(?:すべて|全て)の"
         r"(?:指示|命令|指令)を無視|(?:今から|これから)(?:あなたは|君は)|(?:あなたは|君は)(?:今から|"
         r"これから)|ユーザー(?:に|には)(?:言わ|伝え|教え|知らせ|報告し|話さ)(?:ない|ず)|ユーザーに"
         r"(?:は)?内緒|(?:要約|まとめ|報告|サマリー)(?:に|で|には)(?:は)?(?:書か|触れ|記載し|含め)(?:ない"
         r"|ず)")),
     ("override", _gated(  # Korean
-        r"(?:이전|이전의|앞의|위의|기존|모든|시스템) ?(?:의 ?)?(?:모든 ?)?(?:지시|지침|명령|규칙|프롬프트|"
+        r"(?:이전|이전의|앞의|앞선|위의|위에서|기존|모든|시스템) ?(?:의 ?)?(?:모든 ?)?(?:지시|지침|명령|규칙|"
+        r"프롬프트|"
         r"지시사항|지시 사항)(?:을|를|은|는)? ?(?:모두 ?|전부 ?)?무시|(?:너는|당신은|넌) ?(?:이제|지금부터|"
         r"이제부터)|(?:이제부터|지금부터) ?(?:너는|당신은|넌)|사용자(?:에게|한테) ?(?:말하지|알리지|"
         r"알려주지|보고하지|언급하지|전하지) ?(?:마|말|않)|사용자 ?몰래|(?:요약|보고서|답변)(?:에|에서)"
