@@ -13,15 +13,15 @@ candidate command); what each program does is ``programs``'. Imports only ``shel
 """
 
 import re
-from typing import Dict, Iterable, List, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from . import shell
 from .shell import Command, Word
 from .programs import (
     CODE_OPTS, CURL_LONG, DATA_OPTS, DOWNLOADERS, HANDLERS, INTERPRETERS, NET_READERS, READERS,
-    SECRET_VAR, SENDERS, SHELLS, SOURCE_FILES, VIEWERS, WGET_LONG, Opts, assignments, credential,
-    decodes, downloads_to, dumps, home_path, known_programs, new_host, options, prog_name, to_stdout,
-    unwrap)
+    SECRET_VAR, SENDERS, SHELLS, SOURCE_FILES, SUBCOMMANDS, VIEWERS, WGET_LONG, Opts, assignments,
+    credential, decodes, downloads_to, dumps, home_path, known_programs, new_host, options,
+    prog_name, to_stdout, unwrap)
 
 Finding = Tuple[str, str]  # (category, excerpt)
 
@@ -64,6 +64,7 @@ class _Context:
     def __init__(self):
         self.downloads: Dict[str, bool] = {}  # path -> verified
         self.secret_files: Set[str] = set()  # archives and copies made of credential files
+        self.variables: Dict[str, str] = {}  # NAME=value set alone on a line (C=curl)
         self.found: List[Finding] = []
         self.seen: Set[str] = set()
 
@@ -93,17 +94,19 @@ class _Context:
             out |= self.produces(cmd, out)
         return out
 
-    def produces(self, cmd: Command, stdin: Set[str]) -> Set[str]:
+    def produces(self, cmd: Command, stdin: Set[str],
+                 words: Optional[List[Word]] = None) -> Set[str]:
         """What ``cmd`` prints: ``remote`` (downloaded or read from the network), ``decoded``
         (a payload decoded), ``secret`` (credentials or the environment)."""
         out: Set[str] = set()
         if cmd.group is not None:
             for pipe in cmd.group:
                 out |= self.pipeline_taint(pipe)
-        for start in _starts(cmd.words):
-            words = unwrap(cmd.words[start:])
+        all_words = cmd.words if words is None else words
+        for start in _starts(all_words):
+            words = unwrap(all_words[start:])
             if not words:
-                if prog_name(cmd.words[start]) == "env":  # ``env`` alone prints the environment
+                if prog_name(all_words[start]) == "env":  # ``env`` alone prints the environment
                     out.add("secret")
                 continue
             prog, args = prog_name(words[0]), words[1:]
@@ -143,13 +146,29 @@ def _norm_path(path: str) -> str:
     return p
 
 
+def _expanded(words: List[Word], variables: Dict[str, str]) -> List[Word]:
+    """``words`` with ``$NAME`` and ``${NAME}`` of variables set earlier replaced."""
+    out = []
+    for w in words:
+        if "$" in w:
+            new = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?",
+                         lambda m: variables.get(m.group(1).lower(), m.group(0)), w)
+            if new != w:
+                w = shell._word(new, getattr(w, "subs", ()), getattr(w, "texts", ()))
+        out.append(w)
+    return out
+
+
 def _starts(words: List[Word]) -> List[int]:
     """Where a command may start: the first word, and every later word naming a known program
     (prose before a command: ``Fix: run curl …``)."""
     known = known_programs()
     out = [0] if words else []
     for k in range(1, min(len(words), 64)):
-        if prog_name(words[k]) in known and words[k - 1] not in ("-c", "-e"):
+        # not a subcommand (``git rm``) nor a wrapped program (``sudo rm``: the start before
+        # it reads it) nor an option's value (``bash -c curl``)
+        if prog_name(words[k]) in known and prog_name(words[k - 1]) not in SUBCOMMANDS and \
+                words[k - 1] not in ("-c", "-e"):
             out.append(k)
     return out
 
@@ -172,15 +191,18 @@ def _judge(script, ctx: _Context, depth: int) -> None:
                 if op in ("<<<", "<<", "<<-"):
                     stdin |= _sub_taint(target, ctx)
                 elif op == "<":
+                    stdin |= _sub_taint(target, ctx)  # bash < <(curl …)
                     if ctx.downloaded(target):
                         stdin.add("remote")
                     if credential(target):
                         stdin.add("secret")
             assignments(cmd.assigns, cmd.words, ctx)
-            for start in _starts(cmd.words):
-                _command(cmd, cmd.words[start:], stdin, ctx, net and k > 0,
-                         k == len(pipe) - 1)
-            out = ctx.produces(cmd, taint)
+            if cmd.assigns and not cmd.words:  # C=curl; $C … | sh
+                ctx.variables.update((n.lower(), str(v)) for n, v in cmd.assigns)
+            words = _expanded(cmd.words, ctx.variables) if ctx.variables else cmd.words
+            for start in _starts(words):
+                _command(cmd, words[start:], stdin, ctx, net and k > 0, k == len(pipe) - 1)
+            out = ctx.produces(cmd, taint, words)
             _writes(cmd, out | taint, ctx)
             taint |= out
 
@@ -202,6 +224,7 @@ def _command(cmd: Command, words: List[Word], stdin: Set[str], ctx: _Context,
              net_pipe: bool, last: bool) -> None:
     """Judge one candidate command (``words`` from its program on); ``last``: its output goes
     to no other program (reading a download then counts as checking it)."""
+    fed = any(prog_name(w) == "xargs" for w in words[:len(words) - len(unwrap(words))])
     words = unwrap(words)
     if not words:
         return
@@ -209,7 +232,7 @@ def _command(cmd: Command, words: List[Word], stdin: Set[str], ctx: _Context,
     shown = words[:8]
     options(prog, args, ctx, shown)
     if prog in INTERPRETERS:
-        _interpreter(cmd, prog, args, stdin, ctx, shown, net_pipe)
+        _interpreter(cmd, prog, args, stdin, ctx, shown, net_pipe, fed)
     elif ctx.downloaded(words[0]) and ("/" in words[0] or words[0].startswith(".")):
         ctx.flag("remote_exec", shown)  # ./install.sh, downloaded and not read
     if prog in SENDERS:
@@ -234,7 +257,7 @@ def _command(cmd: Command, words: List[Word], stdin: Set[str], ctx: _Context,
 
 
 def _interpreter(cmd: Command, prog: str, args: List[Word], stdin: Set[str], ctx: _Context,
-                 shown, net_pipe: bool) -> None:
+                 shown, net_pipe: bool, fed: bool = False) -> None:
     """Where the interpreter's code comes from, and whether that is remote or decoded."""
     family = "sh" if prog in SHELLS else prog
     code: Set[str] = set()
@@ -298,7 +321,7 @@ def _interpreter(cmd: Command, prog: str, args: List[Word], stdin: Set[str], ctx
             if low.startswith("<(") or ctx.downloaded(a) or "://" in a or _script_like(a):
                 reads_stdin = False
             break
-    if reads_stdin:
+    if reads_stdin or fed:  # fed: xargs hands what it reads to the code as arguments
         code |= stdin
         if net_pipe:
             code.add("remote")

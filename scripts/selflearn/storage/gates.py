@@ -75,6 +75,10 @@ GATES: Dict[str, Optional[Tuple[Tuple[str, ...], ...]]] = {
         (('compile', 'eval', 'exec', 'frombase64string', 'function'),),
     ':\\(\\)\\s*\\{\\s*:\\s*\\|\\s*:\\s*&\\s*\\}\\s*;':
         ((':()',), ('}',), ('|',)),
-    '\\bbypasspermissions\\b|danger-full-access|\\bapproval_policy\\W{0,4}never\\b|\\bnopasswd\\b':
-        (('approval_policy', 'bypasspermissions', 'danger-full-access', 'nopasswd'),),
+    '\\bbypasspermissions\\b|danger-full-access|\\bapproval_policy\\W{0,4}never\\b|\\bnopasswd\\b|\\bbash\\(\\*\\)|\\b(?:autoapprove|autoaccept|yolo|yolomode|skippermissions)\\W{0,3}\\s*[:=]\\s*\\W?(?:true|on|1)\\b':
+        (('approval_policy', 'autoaccept', 'autoapprove', 'bash(*)', 'bypasspermissions', 'danger-full-access', 'nopasswd', 'skippermissions', 'yolo'),),
+    '\\bverify\\s*=\\s*false\\b|\\brejectunauthorized\\W{0,3}\\s*[:=]\\s*false\\b|\\binsecureskipverify\\W{0,3}\\s*[:=]\\s*true\\b|_create_unverified_context|\\bcheck_hostname\\s*=\\s*false\\b|\\bcert_none\\b':
+        (('_create_unverified_context', 'cert_none', 'check_hostname', 'rejectunauthorized', 'verify'),),
+    '\\bopen\\s*\\(\\s*[\'\\"][^\'\\"\\n]{0,80}(?:\\.env|id_rsa|id_ed25519|\\.ssh/|\\.aws/|\\.netrc|\\.pgpass|\\.git-credentials|credentials)[\'\\"][^\\n]{0,200}\\b(?:requests\\.(?:post|put)|urlopen|http\\.client|fetch\\s*\\()|\\b(?:requests\\.(?:post|put)|fetch)\\s*\\([^\\n]{0,200}\\bopen\\s*\\(\\s*[\'\\"][^\'\\"\\n]{0,80}(?:\\.env|id_rsa|id_ed25519|\\.ssh/|\\.aws/|\\.netrc|\\.pgpass|\\.git-credentials|credentials)[\'\\"]':
+        (('fetch', 'http.client', 'requests.p', 'urlopen'),),
 }

@@ -55,6 +55,11 @@ WRAPPERS = {"sudo": "ughpCDRTU", "doas": "uC", "nohup": "", "time": "", "command
             "flock": "", "runuser": "ug", "busybox": "", "xargs": "aEedIiLnPs", "env": "uCS",
             "timeout": "sk", "watch": "nd", "then": "", "do": "", "else": "", "if": "",
             "while": "", "until": "", "!": "", "{": "", "winpty": ""}
+SUBCOMMANDS = set(WRAPPERS) | {  # programs whose next word is theirs (``git rm``, ``docker rm``)
+    "git", "docker", "podman", "nerdctl", "kubectl", "helm", "npm", "npx", "pnpm", "yarn", "bun",
+    "gh", "brew", "apt", "apt-get", "cargo", "go", "make", "uv", "pip", "poetry", "conda",
+    "systemctl", "aws", "gcloud", "az", "composer", "bundle", "gem", "pipx", "terraform",
+    "dotnet", "mvn", "gradle", "rustup", "deno", "mise", "just", "task", "pre-commit"}
 GIT_OPTS_WITH_ARG = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
                      "--config-env"}
 AGENTS = {"claude", "codex", "gemini", "copilot", "cursor-agent", "aider", "amp", "q", "goose",
@@ -136,7 +141,7 @@ def known_programs() -> Set[str]:
                               "tee", "setenforce", "ufw", "systemctl", "spctl", "csrutil",
                               "set-executionpolicy", "export", "setx", "declare", "set",
                               "compgen", "mkfifo", "pre-commit", "cursor-agent", "ping", "cp",
-                              "mv", "terraform"})
+                              "mv", "terraform", "husky", "lefthook", "overcommit"})
     return _KNOWN
 
 
@@ -161,6 +166,8 @@ def _prog_name(word: str) -> str:
         name = name[:-4]
     if name.startswith("mkfs"):
         return "mkfs"
+    if name in ("$shell", "${shell}", "$0", "$bash", "${bash}"):
+        return "sh"  # the shell a variable names
     base = name.rstrip("0123456789.-")
     return base if base in INTERPRETERS or base == "pip" else name
 
@@ -445,15 +452,19 @@ def _hooks(path: str) -> bool:
 
 
 def _moved(prog: str, args: List[Word], ctx: Flags, shown) -> None:
-    """``mv``/``chmod -x`` of a hook: the check it ran is gone."""
-    if prog == "mv" and any(_hooks(a) for a in args if not a.startswith("-")):
+    """A hook moved away or its manager uninstalled: the check it ran is gone."""
+    pos = [a.lower() for a in args if not a.startswith("-")]
+    if prog == "mv" and any(_hooks(a) for a in pos) or \
+            prog in ("pre-commit", "husky", "lefthook", "overcommit") and pos[:1] == ["uninstall"]:
         ctx.flag("safety_bypass", shown)
 
 
 def _dangerous(path: str) -> bool:
     """A recursive delete's target outside the work tree: the root or a folder near it, the
     home folder or one just below it (caches excepted), a parent folder, everything here."""
-    p = path.strip().lower().rstrip(".,;")
+    p = path.strip().lower().rstrip(",;")
+    if p.endswith(".") and p != "." and not p.endswith(("..", "/.")):
+        p = p[:-1]  # the full stop of a sentence
     if not p:
         return False
     home = home_path(p)
@@ -469,8 +480,7 @@ def _dangerous(path: str) -> bool:
                 and len(parts) < 3
         return len(parts) <= 3 or ".." in parts
     parts = [x for x in p.split("/") if x and x != "."]
-    return p in (".", "./", "*", ".*", "./*", "*/", "./.*") or (parts[:1] == [".."]) or \
-        parts == ["*"]
+    return p in (".", "./", "*", ".*", "./*", "*/", "./.*") or ".." in parts or parts == ["*"]
 
 
 def _find(prog: str, args: List[Word], ctx: Flags, shown) -> None:
@@ -675,4 +685,5 @@ HANDLERS = {"rm": _rm, "find": _find, "dd": _disk, "mkfs": _disk, "mke2fs": _dis
                                        "pnpm", "yarn", "bun", "gem", "conda", "cargo", "go",
                                        "python", "pypy", "easy_install", "bundle", "composer")},
              **{a: _agent for a in ("gemini", "cursor-agent", "aider", "codex")},
-             "mv": _moved, "gh": _remote_delete, "terraform": _remote_delete}
+             "mv": _moved, "gh": _remote_delete, "terraform": _remote_delete,
+             "pre-commit": _moved, "husky": _moved, "lefthook": _moved, "overcommit": _moved}

@@ -356,7 +356,18 @@ COMMANDS = (
     ("destructive", _gated(r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;")),
     ("safety_bypass", _gated(
         r"\bbypasspermissions\b|danger-full-access|\bapproval_policy\W{0,4}never\b|"
-        r"\bnopasswd\b")),
+        r"\bnopasswd\b|\bbash\(\*\)|\b(?:autoapprove|autoaccept|yolo|yolomode|"
+        r"skippermissions)\W{0,3}\s*[:=]\s*\W?(?:true|on|1)\b")),
+    ("safety_bypass", _gated(  # TLS verification off in code: Python, Node, Go
+        r"\bverify\s*=\s*false\b|\brejectunauthorized\W{0,3}\s*[:=]\s*false\b|"
+        r"\binsecureskipverify\W{0,3}\s*[:=]\s*true\b|_create_unverified_context|"
+        r"\bcheck_hostname\s*=\s*false\b|\bcert_none\b")),
+    ("exfiltration", _gated(  # a credential file read and posted from code
+        r"\bopen\s*\(\s*['\"][^'\"\n]{0,80}(?:\.env|id_rsa|id_ed25519|\.ssh/|\.aws/|\.netrc|"
+        r"\.pgpass|\.git-credentials|credentials)['\"][^\n]{0,200}\b(?:requests\.(?:post|put)|"
+        r"urlopen|http\.client|fetch\s*\()|\b(?:requests\.(?:post|put)|fetch)\s*\([^\n]{0,200}"
+        r"\bopen\s*\(\s*['\"][^'\"\n]{0,80}(?:\.env|id_rsa|id_ed25519|\.ssh/|\.aws/|\.netrc|"
+        r"\.pgpass|\.git-credentials|credentials)['\"]")),
 )
 
 
