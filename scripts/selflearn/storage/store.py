@@ -14,7 +14,6 @@ after copying its bytes to ``quarantine/``. Imported by the hook path: ``fcntl``
 import fcntl
 
 from . import fastjson
-from .content import lone_surrogate
 from . import posixfs as fs
 from .errors import SelfLearningError
 
@@ -324,9 +323,14 @@ def parse_line(raw: bytes, torn: bool):
         return None, "torn last line (no newline)" if torn else f"not JSON ({exc})"
     if not isinstance(record, dict):
         return None, "not a JSON object"
-    if b"\\u" in raw and lone_surrogate(record):
+    if b"\\u" in raw and _lone_surrogate(record):
         return None, "holds a lone surrogate (a \\ud800-\\udfff escape without its pair)"
     return record, ""
+
+
+def _lone_surrogate(record: dict) -> bool:
+    from .content import lone_surrogate  # only for a line with an escape: not on the hook path
+    return lone_surrogate(record)
 
 
 def fold(records: list, key: str = "id") -> dict:
