@@ -523,3 +523,17 @@ def test_apply_never_writes_a_skill_inside_git(run, store, repo, monkeypatch):
                                  f"{repo / '.git' / 'x' / p['name']} is inside "
                                  "a .git folder; write somewhere else; nothing was written")
     assert os.listdir(repo / ".git") == []
+
+
+def test_apply_writes_the_skill_body_inert_whatever_the_stored_draft_holds(run, store, repo,
+                                                                           monkeypatch):
+    """Issue #25: a draft stored with raw HTML or a remote image (written by hand, or before
+    drafts were made inert) still renders as text in the SKILL.md that apply writes."""
+    p = filed(run, store, monkeypatch)
+    rows = records(store, "proposals.jsonl")
+    row = dict(next(r for r in rows if r["id"] == p["id"]))
+    row["body"] += "\n<script>x()</script> ![b](https://t.example/p.png)\n"
+    jsonl.append(str(store / "proposals.jsonl"), [row])
+    cli(run, "apply", "--id", p["id"])
+    body = (repo / ".claude" / "skills" / p["name"] / "SKILL.md").read_text()
+    assert "<script>" not in body and "![b]" not in body and "\u2039script\u203a" in body
