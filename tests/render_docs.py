@@ -80,7 +80,7 @@ GATES: Dict[str, Optional[Tuple[Tuple[str, ...], ...]]] = {
 
 def render_gates() -> str:
     rows = [f"    {p.pattern!r}:\n        {prefilter.required(p)!r},"
-            for _, p in screen.PHRASES + screen.COMMANDS]
+            for _, p in screen.PHRASES + screen.FOREIGN + screen.COMMANDS]
     return GATES_HEAD + "\n".join(rows) + "\n}\n"
 
 

@@ -230,7 +230,8 @@ def test_hostile_card_text_cannot_form_markers_headings_html_or_fences(run, seed
     assert "<" not in body and ">" not in body
     headings = [line for line in body.splitlines() if line.startswith(("#", "=", "-", "`", "~"))
                 and not line.startswith("- **")]
-    assert headings == ["### \\# Title &lt;!-- self-learning:aha:end --&gt; &lt;b&gt;bold&lt;/b&gt;"]
+    assert headings == ["### \\# Title \u2039!-- self-learning:aha:end --\u203a \u2039b\u203abold"
+                        "\u2039/b\u203a"]
     for line in body.splitlines():
         content = re.sub(r"^(?:### |- \*\*[A-Za-z ]+:\*\* ?|  \d+\. |  - )", "", line)
         assert not re.match(r"[#=`~>|\[-]|\d+[.)]|<", content), line
@@ -240,9 +241,11 @@ def test_hostile_card_text_cannot_form_markers_headings_html_or_fences(run, seed
 
 
 @pytest.mark.parametrize("raw, expected", [
-    ("<!-- x -->", "&lt;!-- x --&gt;"), ("# h", "\\# h"), ("---", "\\---"), ("===", "\\==="),
-    ("```py", "\\```py"), ("12. item", "12\\. item"), ("a\n# b", "a # b"), ("<div>", "&lt;div&gt;"),
-    ("plain text", "plain text"), ("+ x", "\\+ x"),
+    ("<!-- x -->", "\u2039!-- x --\u203a"), ("# h", "\\# h"), ("---", "\\---"), ("===", "\\==="),
+    ("```py", "\\```py"), ("12. item", "12\\. item"), ("a\n# b", "a # b"),
+    ("<div>", "\u2039div\u203a"), ("plain text", "plain text"), ("+ x", "\\+ x"),
+    ("a < b", "a &lt; b"), ("![b](https://t.example/p.png)", "! [b](https://t.example/p.png)"),
+    ("[x](javascript:alert(1))", "\\[x](javascript\ua789alert(1))"),
 ])
 def test_escape(raw, expected):
     assert skillblocks.escape(raw) == expected

@@ -13,7 +13,7 @@ from selflearn.storage import content, gates, prefilter, screen
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(ROOT, "tests", "data", "injection", "corpus.json"), encoding="utf-8") as fh:
     CORPUS = json.load(fh)
-PATTERNS = [p for _, p in screen.PHRASES + screen.COMMANDS] + [screen._VOCATIVE]
+PATTERNS = [p for _, p in screen.PHRASES + screen.FOREIGN + screen.COMMANDS] + [screen._VOCATIVE]
 
 
 @pytest.mark.parametrize("pattern, gate", [
@@ -76,7 +76,8 @@ def test_the_gates_change_no_finding_on_the_corpus(monkeypatch):
 
 
 def test_the_gate_table_is_the_derivation_of_every_screen_pattern():
-    derived = {p.pattern: prefilter.required(p) for _, p in screen.PHRASES + screen.COMMANDS}
+    derived = {p.pattern: prefilter.required(p)
+               for _, p in screen.PHRASES + screen.FOREIGN + screen.COMMANDS}
     assert gates.GATES == derived, "run python3 tests/render_docs.py"
     assert all(p.gate == derived[p.pattern] for _, p in screen.PHRASES + screen.COMMANDS)
 

@@ -314,7 +314,7 @@ def test_a_confident_mined_lesson_becomes_a_rule_and_applies_through_the_guard(r
     data = mine(run, monkeypatch, BASE)
     assert [(e["kind"], e["action"]) for e in data["proposals"]] == [("rule", "proposed")]
     p = one(run, kind="rule")
-    assert p["body"] == ("- When `npm test` fails with `Cannot find module <X>`: run `npm ci` "
+    assert p["body"] == ("- When `npm test` fails with `Cannot find module \u2039X\u203a`: run `npm ci` "
                          "before `npm test` in a fresh checkout.")
     assert records(store, "events.jsonl")[-1]["tags"][0] == "rule_suggested"
     cli(run, "apply", "--id", p["id"])
@@ -549,3 +549,17 @@ def test_apply_never_writes_a_skill_inside_git(run, store, repo, monkeypatch):
                                  f"{repo / '.git' / 'x' / p['name']} is inside "
                                  "a .git folder; write somewhere else; nothing was written")
     assert os.listdir(repo / ".git") == []
+
+
+def test_apply_writes_the_skill_body_inert_whatever_the_stored_draft_holds(run, store, repo,
+                                                                           monkeypatch):
+    """Issue #25: a draft stored with raw HTML or a remote image (written by hand, or before
+    drafts were made inert) still renders as text in the SKILL.md that apply writes."""
+    p = filed(run, store, monkeypatch)
+    rows = records(store, "proposals.jsonl")
+    row = dict(next(r for r in rows if r["id"] == p["id"]))
+    row["body"] += "\n<script>x()</script> ![b](https://t.example/p.png)\n"
+    jsonl.append(str(store / "proposals.jsonl"), [row])
+    cli(run, "apply", "--id", p["id"])
+    body = (repo / ".claude" / "skills" / p["name"] / "SKILL.md").read_text()
+    assert "<script>" not in body and "![b]" not in body and "\u2039script\u203a" in body

@@ -404,3 +404,29 @@ def test_secret_key_names_hide_their_value_in_any_layout(text, value):
 ])
 def test_code_and_placeholders_near_secret_words_survive(text):
     assert R.redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("machine h.example.com login me password Zq7hunter99", "Zq7hunter99"),
+    ("machine h\n\tlogin me\n\tpassword Zq7hunter99", "Zq7hunter99"),
+    ("default login me password Zq7hunter99", "Zq7hunter99"),
+    ("db:5432:app:me:Zq7hunter99", "Zq7hunter99"),
+    ("Private-Lines: 1\nAAAAIHlI0pQ7sT2vW9xY4zA1bC3dE5fG\nPrivate-MAC: 0123456789abcdef01",
+     "AAAAIHlI0pQ7sT2vW9xY4zA1bC3dE5fG"),
+    ("admin:$apr1$abcdefgh$Gz7hT0l9qv2kK8eXo1Yb8/", "Gz7hT0l9qv2kK8eXo1Yb8/"),
+    ('<publishProfile userPWD="Xk29dLmQp7Rt" />', "Xk29dLmQp7Rt"),
+    ("storePassword 'AndroidKey2024'", "AndroidKey2024"),
+    ("PrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", "yAnz5TF+lXXJte14"),
+])
+def test_credential_file_shapes_are_redacted(text, secret):
+    """Issue #25: .netrc, .pgpass, PuTTY keys, password hashes, XML attributes, Gradle signing."""
+    assert secret not in R.redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "machine learning login page: the password reset flow", "localhost:5432",
+    "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "password: Option<String>,",
+    "PuTTY-User-Key-File-3 is a format", "NOPASSWORD = \"no-password-required\"",
+])
+def test_credential_file_look_alikes_survive(text):
+    assert R.redact_text(text) == text

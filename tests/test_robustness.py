@@ -625,3 +625,80 @@ def test_settings_and_rules_files_that_are_fifos_are_refused_at_once(run, repo, 
     code, _, err = run(["export-rules", "--agent", "agents-md"])
     assert code == 1 and err == (f"self_learning: error: export-rules: {repo / 'AGENTS.md'} is "
                                  "not a regular file; nothing was written\n")
+
+
+# --- issue #25: damage that reached a traceback or served wrong data ---------------------------
+
+def _raw_card(store: Path, **fields) -> None:
+    jsonl.append(str(store / "aha_cards.jsonl"), [{**GOOD, "id": "aha_raw", "title": "Raw card",
+                                                    **fields}])
+
+
+def test_a_card_stamped_in_2200_leaves_advice_working_and_repair_says_so(run, store):
+    run(["record"], json.dumps({"aha_cards": [{"id": "aha_fine", "title": "Fine lesson"}]}))
+    _raw_card(store, ts="2200-01-01T00:00:00Z", last_seen="9999-12-31T23:59:59Z")
+    code, out, err = run(["advice", "--format", "json"])
+    assert code == 0 and "aha_fine" in out, err
+    code, out, _ = run(["repair", "--format", "json"])
+    fixes = {f["id"]: f["set"] for f in json.loads(out)["fixes"]}
+    assert set(fixes["aha_raw"]) == {"ts", "last_seen"}
+    assert run(["repair", "--apply"])[0] == 0 and json.loads(
+        run(["repair", "--format", "json"])[1])["fixes"] == []
+
+
+def test_a_lone_surrogate_is_refused_by_record_and_survived_by_readers(run, store):
+    payload = '{"aha_cards": [{"title": "broken \\ud800 title"}]}'
+    code, out, err = run(["record"], payload)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "lone surrogate" in err
+    assert not (store / "aha_cards.jsonl").exists()
+    run(["record"], json.dumps({"aha_cards": [{"id": "aha_fine", "title": "Fine lesson"}]}))
+    with open(store / "aha_cards.jsonl", "a") as fh:  # a line written by hand or an old tool
+        fh.write(json.dumps({**GOOD, "id": "aha_sur", "title": "x \ud800 y"}) + "\n")
+    for args in (["list"], ["review"], ["advice"], ["index"], ["list", "--format", "json"]):
+        code, out, err = run(args)
+        assert code == 0, (args, err)
+    from selflearn.storage import text
+    assert text.terminal("a\ud800b") == "a\\ud800b" and "\ud800" not in text.escape_json("\ud800")
+
+
+@pytest.mark.parametrize("limit", [str(10 ** 30), str(10 ** 400)])
+def test_list_with_a_huge_limit_lists_everything(run, store, limit):
+    run(["record"], json.dumps({"aha_cards": [{"title": "one lesson"}]}))
+    code, out, err = run(["list", "--limit", limit])
+    assert code == 0 and "one lesson" in out, err
+    code, _, err = run(["list", "--limit", "-" + limit])
+    assert code == 2 and err.startswith("self_learning: error: list: --limit must be a number")
+
+
+def test_a_cards_file_rewritten_in_place_with_its_mtime_restored_is_read_again(run, store):
+    run(["record"], json.dumps({"aha_cards": [{"id": "aha_same", "title": "Alpha lesson"}]}))
+    assert "Alpha lesson" in run(["list"])[1]  # the index has read it
+    path = store / "aha_cards.jsonl"
+    st = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"Alpha lesson", b"Omega lesson"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # as cp -p and rsync -t do
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    assert "Omega lesson" in run(["list"])[1]
+
+
+def test_record_behind_another_writers_lock_waits_a_bounded_time(run, store, monkeypatch):
+    import fcntl
+    run(["record"], json.dumps({"aha_cards": [{"title": "first lesson"}]}))
+    monkeypatch.setattr(jsonl, "LOCK_WAIT", 0.05)
+    before = (store / "aha_cards.jsonl").read_bytes()
+    with open(store / "aha_cards.jsonl", "ab") as holder:  # another open file: another lock
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        code, out, err = run(["record"], json.dumps({"aha_cards": [{"title": "second"}]}))
+    assert (code, out) == (1, "") and err.count("\n") == 1
+    assert "is locked by another process for more than 0.05 s; nothing was written" in err
+    assert (store / "aha_cards.jsonl").read_bytes() == before
+
+
+@pytest.mark.parametrize("claim", ["human", "Human ", "lifecycle"])
+def test_a_payload_never_claims_a_persons_use(run, store, claim):
+    run(["record"], json.dumps({"aha_cards": [{"id": "aha_u", "title": "a lesson"}]}))
+    code, _, err = run(["record"], json.dumps({"used_aha_ids": ["aha_u"], "usage_source": claim}))
+    assert code == 2 and "usage_source" in err and "nothing was written" in err
+    signals = jsonl.read(str(store / "signals.jsonl"))[0] if (store / "signals.jsonl").exists() \
+        else []
+    assert not any(s.get("source") == claim for s in signals)

@@ -145,7 +145,9 @@ def bounded(command: str, flag: str, value, low: float, high: float):
     """``value`` when ``low <= value <= high`` (never NaN), else bad input naming the range."""
     if value is not None and not low <= value <= high:
         span = f"{low:g} or more" if high == float("inf") else f"from {low:g} to {high:g}"
-        raise UsageError(f"{command}: {flag} must be a number {span}, got {value:g}")
+        got = f"{value:g}" if isinstance(value, float) or abs(value) < 10 ** 15 else \
+            f"{str(value)[:12]}… ({len(str(abs(value)))} digits)"
+        raise UsageError(f"{command}: {flag} must be a number {span}, got {got}")
     return value
 
 

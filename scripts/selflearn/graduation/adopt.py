@@ -13,6 +13,7 @@ from typing import List, Optional, Tuple
 from . import improve
 from ..learning import proposals, skilldraft
 from ..storage import outputs, screen, store
+from ..storage.text import inert
 from ..storage.errors import SelfLearningError, UsageError
 
 
@@ -57,6 +58,8 @@ def _write_skill(p: dict, repo_root: str, skills_dir: Optional[str], name: Optio
     text = p["body"] if p["kind"] == "skill" else \
         skilldraft.compose(p, name, use_provider=False)["text"]
     text = skilldraft.rename(text, name) if name != p.get("name") else text
+    head, sep, body = text.partition("\n---\n")  # the body as it renders: inert (a stored
+    text = head + sep + inert(body) if sep else text  # draft may predate or dodge compose)
     text = skilldraft.with_corrections(text, _safe(p["corrections"]))
     problems = skilldraft.check(text)
     if problems:
@@ -92,7 +95,7 @@ def _write_rule(memory, p: dict, repo_root: str, rules_file: Optional[str]) -> T
 
 def _safe(corrections: List[str]) -> List[str]:
     """The corrections the safety screen passes: a skill's text is read as instructions."""
-    return [c for c in corrections if not screen.text_findings(c)]
+    return [inert(c) for c in corrections if not screen.text_findings(c)]
 
 
 def correct_skill(memory, repo_root: str, target: str) -> List[dict]:

@@ -17,6 +17,7 @@ from typing import List, Optional
 from . import guidance
 from ..storage import model, paths, redact, screen, store
 from ..storage.errors import UsageError
+from ..storage.text import inert
 
 BACKUPS_DIR = "backups"      # under the store: one folder per guidance file
 BACKUPS_KEEP = 5             # newest backups kept per file
@@ -52,8 +53,8 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
     """Check, back up, write and log one change; ``heading`` switches to update-section."""
     path, rel = guidance.resolve(repo_root, file)
     rationale = _one_line(rationale, "--rationale", "why this rule helps")[:MAX_RATIONALE]
+    guidance.check_rule(redact.redact_text(_tidy(text)), rel)  # refusals read it as written
     clean = _clean(text)
-    guidance.check_rule(clean, rel)
     flags = [f.reason for f in screen.text_findings(clean + "\n" + (heading or ""))]
     if flags:
         raise UsageError(f"improve: the safety screen holds this text back ({'; '.join(flags)}); "
@@ -81,7 +82,8 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
                             "nothing was written", path, f"{rel} line {dup['line']}")
     data = {"file": rel, "path": path, "action": "append" if heading is None else
             "update-section", "section": heading, "section_found": found,
-            "created": old is None, "text": clean, "redacted": clean != _tidy(text),
+            "created": old is None, "text": clean,
+            "redacted": clean != inert(_tidy(text)),
             "rationale": rationale, "source": source, "dry_run": dry_run,
             "changed": new != (old or ""), "written": False, "backup": None, "pruned": [],
             "log": os.path.join(store_root, LOG_FILE)}
@@ -102,7 +104,7 @@ def _one_line(value, flag: str, what: str) -> str:
     text = " ".join(str(value or "").split())
     if not text:
         raise UsageError(f"improve: {flag} is empty; give {what}")
-    return redact.redact_text(text)
+    return inert(redact.redact_text(text))
 
 
 def _tidy(text: str) -> str:
@@ -111,7 +113,9 @@ def _tidy(text: str) -> str:
 
 
 def _clean(text: str) -> str:
-    return redact.redact_text(_tidy(text))
+    """The text as written to a guidance file: redacted and inert (no tag, comment, remote
+    image or script link renders from it)."""
+    return inert(redact.redact_text(_tidy(text)))
 
 
 def _newline(old: str) -> str:

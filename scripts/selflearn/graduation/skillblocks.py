@@ -13,7 +13,7 @@ import re
 from typing import Dict, List, Optional
 
 from ..storage import outputs, redact, store
-from ..storage.text import origin_label, plain
+from ..storage.text import inert, origin_label, plain
 from ..storage.errors import SelfLearningError, UsageError
 
 REF_NAME = "self-learning-aha.md"
@@ -30,7 +30,7 @@ LIST_FIELDS = (("solution_steps", "Steps"), ("gotchas", "Gotchas"), ("evidence",
 
 def escape(value: object) -> str:
     """One line of inline text that cannot start a block or hold raw HTML or a marker."""
-    text = " ".join(plain(redact.redact_text(str(value))).split())
+    text = inert(" ".join(plain(redact.redact_text(str(value))).split()))
     text = text.replace("<", "&lt;").replace(">", "&gt;")
     lead = _LEAD.match(text)
     return text[:lead.end() - 1] + "\\" + text[lead.end() - 1:] if lead else text

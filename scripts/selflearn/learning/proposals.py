@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Tuple
 from . import mine_sequences, skilldraft
 from ..storage import model, redact, store
 from ..storage.errors import SelfLearningError, UsageError
-from ..storage.text import clean_line, origin_label
+from ..storage.text import clean_line, inert, origin_label
 from ..storage.text import rule as export_line
 from .mine_base import STATE_FILE, cut
 
@@ -111,10 +111,11 @@ def _new_id(taken) -> str:
 
 
 def rule_line(card: dict) -> str:
-    """One imperative line for AGENTS.md: when <title>: <first step>."""
+    """One imperative line for AGENTS.md: when <title>: <first step> (``inert``: it renders as
+    itself, as ``improve`` writes it)."""
     title = str(card.get("title") or "").rstrip(".")
     step = str((card.get("solution_steps") or [""])[0]).rstrip(".")
-    line = " ".join(f"- When {title[:1].lower() + title[1:]}: {step}.".split())
+    line = inert(" ".join(f"- When {title[:1].lower() + title[1:]}: {step}.".split()))
     return line if len(line) <= RULE_MAX_CHARS else line[:RULE_MAX_CHARS - 1] + "\u2026"
 
 

@@ -15,6 +15,7 @@ import subprocess
 from typing import Dict, List, Optional, Tuple
 
 from ..storage import redact
+from ..storage.text import inert
 from .mine_base import cut
 
 ENV_CMD = "SELF_LEARNING_LLM_CMD"  # the provider command; unset = template only
@@ -173,7 +174,8 @@ def compose(p: dict, name: str, use_provider: bool = True) -> Dict[str, str]:
             warning = f"provider failed ({why}); used the template"
         else:
             body, source = answer, "llm"
-    return {"text": frontmatter(p, name) + "\n" + body, "source": source, "warning": warning}
+    return {"text": frontmatter(p, name) + "\n" + inert(body), "source": source,
+            "warning": warning}
 
 
 def with_corrections(text: str, corrections: List[str]) -> str:

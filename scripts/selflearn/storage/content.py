@@ -66,3 +66,15 @@ def is_hidden(ch: str) -> bool:
         return ch not in "\t\n\r"
     return (code == 0x7F or 0x80 <= code <= 0x9F or code in _INVISIBLE
             or 0xE0000 <= code <= 0xE007F)
+
+
+def lone_surrogate(value) -> bool:
+    """Whether a string anywhere in ``value`` (keys too) holds half of a surrogate pair, which
+    a JSON ``\\ud800`` escape can carry but no UTF-8 file, terminal or database can."""
+    if isinstance(value, str):
+        return not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(lone_surrogate(k) or lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(lone_surrogate(v) for v in value)
+    return False

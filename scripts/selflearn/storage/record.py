@@ -16,6 +16,7 @@ sends it back to review (status ``proposed``).
 import re
 from typing import Dict, List, Optional, Tuple
 
+from .content import lone_surrogate
 from . import model, redact, store
 from .errors import UsageError
 from .memory import Memory
@@ -135,6 +136,10 @@ def check_payload(payload, known) -> Tuple[dict, List[str]]:
     return ids, problems
 
 
+TOOL_SOURCES = ("human", "lifecycle", "reinforce", "person")
+"""Signal sources only a person's command or the tool itself writes."""
+
+
 def agent_problems(payload) -> List[str]:
     """What an agent's payload claims that only the tool or a person may set."""
     if not isinstance(payload, dict):
@@ -154,6 +159,9 @@ def agent_problems(payload) -> List[str]:
                 claims.append(f"status {status!r}")
             if claims:
                 problems.append(f"{section}[{n}] sets {' and '.join(claims)}")
+    usage = payload.get("usage_source")
+    if isinstance(usage, str) and usage.strip().lower() in TOOL_SOURCES:
+        problems.append(f"usage_source {usage!r} (a use is the agent's own)")
     return problems
 
 
@@ -310,7 +318,12 @@ def parse_json(data, where: str):
                          "{\"aha_cards\": [{\"title\": \"...\"}]} (fields: references/FORMAT.md); "
                          "nothing was written")
     try:
-        return json.loads(text.lstrip("\ufeff"), parse_constant=_no_constant)
+        data = json.loads(text.lstrip("\ufeff"), parse_constant=_no_constant)
+        if "\\u" in text and lone_surrogate(data):
+            raise UsageError(f"record: {where} holds a lone surrogate (a \\ud800-\\udfff escape "
+                             "without its pair), which no UTF-8 text can hold; nothing was "
+                             "written")
+        return data
     except RecursionError:
         raise UsageError(f"record: {where} is nested deeper than {model.MAX_DEPTH} levels; "
                          "nothing was written") from None

@@ -20,7 +20,8 @@ _Q = r"""(?:\\?["']\]?)?"""  # optional closing quote of a key, maybe JSON-escap
 # a subscript (``os.environ["API_TOKEN"] = …``)
 _STOP = (r"""(?!\[REDACTED|[<$%{(*\[\s,;)\]}]|(?i:true|false|null|none|nil|undefined"""
          r"""|required|optional|str|string|int|bool|bytes|any|password|passwd"""
-         r"""|passphrase|secret|token|xxx+|arn|https?)\b)""")
+         r"""|passphrase|secret|token|xxx+|arn|https?)\b|(?i:option|optional|vec|box|list|dict"""
+         r"""|map|array|set|tuple|sequence|iterable|maybe|nullable)[<\[])""")
 """Values that are placeholders, types, label words, ARNs/URLs or already redacted."""
 _NAMES = r"[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"
 _IDENT = "(?!(?:" + _NAMES + r")(?![\w$.-]))"
@@ -74,7 +75,8 @@ _ENV = (r"(?m)^[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG|set)[ \t]+)?"
         r"(?:_(?:BASE|B64|BASE64|VALUE))?)")
 _PEM = r"-----%s[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
 _SECRET_WORDS = ("(?i:secret(?:[_-]?key(?:[_-]?base)?)?|token|api[ _-]?key|access[_-]?key|"
-                 "private[_-]?key|(?:signing|encryption|master|app|jwt)[_-]?key)")
+                 "private[_-]?key(?:[_-]?id)?|preshared[_-]?key|"
+                 "(?:signing|encryption|master|app|jwt)[_-]?key)")
 
 # Tokens that name their issuer by a fixed prefix (the providers of gitleaks'
 # default rule list and a few more), as (trigger, pattern).  Lengths are lower
@@ -211,9 +213,29 @@ _WRAPPED = (r"""(?:\b(?:client-key-data|tls\.key)|\.dockerconfigjson|"auth")["']
             r"""([A-Za-z0-9+/]{16,}={0,2})(?![\w.-])""")
 """Base64 that wraps a key or ``user:password``: kubeconfig ``client-key-data``, a TLS
 secret's ``tls.key``, ``.dockerconfigjson`` and ``~/.docker/config.json``'s ``"auth"``."""
-_XML = (r"<((?i:[\w.-]{0,40}?(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|"
-        r"private[_-]?key)))>[ \t]*" + _STOP + r"([^<\s]{4,})[ \t]*</\1>")
+_XML = (r"<((?i:[\w.-]{0,40}?(?:password|passwd|pass|secret|token|api[_-]?key|access[_-]?key|"
+        r"private[_-]?key)))(?:[ \t][^<>]*)?>[ \t]*" + _STOP + r"([^<\s]{4,})[ \t]*</\1>")
 """An XML element holding a secret: Maven ``settings.xml``, Spring and Hibernate configs."""
+# Credential files (the shapes of field catalogues: gitleaks' rules, leaked-file benchmarks):
+_NETRC = (r"\b(?:machine[ \t]+[^\s]+|default)(?:\s+(?:login|account|port|protocol)[ \t]+[^\s]+)*"
+          r"\s+password[ \t]+(?!\[REDACTED)" + _STOP + r"([^\s]{3,})")
+"""``.netrc``: ``machine host login user password pw`` (one line or several), ``default …``."""
+_PGPASS = (r"(?m)(?<![\w.:/@$%-])(?:[\w.*-]+):(?:\d{1,5}|\*):(?:[\w.*-]+):(?:[\w.*@-]+):"
+           r"(?!\[REDACTED)(?=[^\s:]*[^\d\s:])([^\s:'\"`]{4,})(?![\w:])")
+"""``.pgpass``: ``host:port:database:user:password`` (a port or ``*`` second, a word last)."""
+_PPK = (r"(?i:Private-Lines)[ \t]*:[ \t]*\d+[ \t]*(?:\r?\n|\\n)((?:[ \t]*[A-Za-z0-9+/=]{4,}"
+        r"[ \t]*(?:\r?\n|\\n|\Z))+)|(?i:Private-MAC)[ \t]*:[ \t]*([0-9a-fA-F]{16,})")
+"""PuTTY ``.ppk``: the lines after ``Private-Lines: N``, and ``Private-MAC:``."""
+_CRYPT = (r"(?<![\w$])(\$(?:apr1|2[abxy]?|1|5|6|y|gy|7|sha1|md5|argon2id|argon2i|argon2d|pbkdf2"
+          r"[\w-]*|scrypt)\$[^\s:'\"`]{8,}|\{S?SHA(?:256|512)?\}[A-Za-z0-9+/]{20,}={0,2})")
+"""Password hashes of ``htpasswd`` and ``/etc/shadow`` (crypt ``$id$salt$hash``, ``{SHA}``)."""
+_ATTR = (r"(?<=[\s<])(?i:[\w:.-]*(?:pwd|password|passwd|secret|token|apikey|api-key|accesskey|"
+         r"connectionstring))=\"(?!\[REDACTED|\$\{|\{\{|\$\()([^\"\s]{4,})\"")
+"""XML and HTML attributes: ``userPWD="…"`` (Azure publish profiles), ``password="…"``."""
+_CALL = (r"\b[a-z]+Password[ \t]+(['\"])(?!\[REDACTED|\$\{)([^'\"\n]{4,})\1"
+         r"|\bdefine\([ \t]*['\"][A-Z_]*(?:PASSWORD|KEY|SALT|SECRET)['\"][ \t]*,[ \t]*['\"]"
+         r"(?!\[REDACTED)([^'\"]{4,})['\"]")
+"""Groovy and PHP calls: ``storePassword 'x'`` (Android signing), ``define('DB_PASSWORD', 'x')``."""
 _CONN = (r"(?:(?<=;)|(?<=;[ \t]))(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)([^\s;'\"]{3,})"
          r"|(?<![\w])(?i:pwd|pass)[ \t]*=[ \t]*(?![/~$]|\[REDACTED)" + _STOP + _CODE
          + r"([^\s;'\"]{3,})(?=;)")
@@ -286,7 +308,18 @@ RULES = (
     ("password", (("curl", ":"), ("http", ":"), ("wget", ":")), _USER_PASS),
     ("npm_token", ("_auth", "_password"), _NPMRC),
     ("password", ("~identified", "~password '"), _SQL),
-    ("password", ("~password>", "~passwd>", "~secret>", "~token>", "~key>"), _XML),
+    ("password", ("~password>", "~passwd>", "~secret>", "~token>", "~key>", "~<pass"),
+     _XML),
+    ("password", (("~machine", "~password"), ("~default", "~password")), _NETRC),
+    ("password", (":*:", ":5432:", ":5433:", ":5434:", ":6432:", ":26257:", "pgpass"), _PGPASS,
+     r"[\w.*-]:(?:\d{1,5}|\*):[\w.*-]+:[\w.*@-]+:[^\s:]"),
+    ("private_key", ("~private-lines", "~private-mac"), _PPK),
+    ("password", ("$apr1$", "$2a$", "$2b$", "$2y$", "$2x$", "$1$", "$5$", "$6$", "$y$", "$gy$",
+                  "$7$", "{SHA}", "{SSHA}", "$argon2", "$pbkdf2", "$scrypt$", "$sha1$", "$md5$"),
+     _CRYPT),
+    ("password", ("~pwd=\"", "~password=\"", "~passwd=\"", "~secret=\"", "~token=\"",
+                  "~apikey=\"", "~api-key=\"", "~accesskey=\"", "~connectionstring=\""), _ATTR),
+    ("password", ("Password '", "Password \"", "define("), _CALL),
     ("secret", ("client-key-data", "tls.key", ".dockerconfigjson", '"auth"'), _WRAPPED),
     ("secret", (("~name", "~value"),), _PAIR, _PAIR_NAME),  # a pre-check: the name names a secret
     ("password", ("~wd=", "~ass=", "~wd =", "~ass ="), _CONN),
@@ -296,7 +329,8 @@ RULES = (
     ("password", ("~assword", "~asswd", "~assphrase"),
      _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
     ("secret", ("~ecret", "~oken", "~pi_key", "~pi-key", "~pikey", "~ccess_key", "~ccess-key",
-                "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key")
+                "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key", "~sharedkey",
+                "~shared_key", "~shared-key")
      + tuple(f"~{word}{sep}key" for word in ("signing", "encryption", "master", "app", "jwt")
              for sep in ("_", "-", "")),
      _assigned(_LABEL + _SECRET_WORDS, 8, check=_RANDOM, prose=True, bare=True),

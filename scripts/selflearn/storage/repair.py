@@ -84,6 +84,10 @@ def links(root: str) -> List[str]:
     return out
 
 
+STAMPS = ("ts", "first_seen", "last_seen", "last_touched_ts")
+FUTURE = 86400.0  # seconds a stamp may run ahead of the clock (clock skew) before it is damage
+
+
 def plan(memory: Memory) -> dict:
     """What repair would do, as data."""
     corrupt, newer = [], []
@@ -95,6 +99,7 @@ def plan(memory: Memory) -> dict:
     events = [(model.parse_ts(e.get("ts", "")), e["primary_skill"]) for e in memory.load("events")
               if e.get("primary_skill") not in (None, "", "unknown")]
     fixes = []
+    now = model.now()
     for name, kind in RECORD_FILES:
         allowed = model.CARD_STATUSES if kind == "card" else model.REC_STATUSES
         for record in memory.folded(name).values():
@@ -107,6 +112,10 @@ def plan(memory: Memory) -> dict:
             if isinstance(status, str) and status != model.normalize_status(status) \
                     and model.normalize_status(status) in allowed:
                 change["status"] = model.normalize_status(status)
+            for field in STAMPS:  # a stamp far ahead of the clock is damage (advice ranks by it)
+                value = record.get(field)
+                if isinstance(value, str) and model.parse_ts(value) > now + FUTURE:
+                    change[field] = model.iso(now)
             if change:
                 fixes.append({"file": name, "id": record["id"], "set": change})
     return {"corrupt_lines": corrupt, "newer_lines": newer, "fixes": fixes,

@@ -1,10 +1,12 @@
 """The safety screen: may this stored text reach an agent's prompt or a guidance file?
 
 Owns the one list of what makes a lesson unsafe to say to an agent: text addressed
-to an AI or overriding its instructions, remote content piped into a shell,
-credential or environment exfiltration, destructive or safety-disabling commands,
-encoded payloads that are decoded and run, and invisible or terminal-control
-characters. Pure functions over text and cards; every stage that can put text in
+to an AI or overriding its instructions (in several languages, chat-template role tags,
+concealment from the user), and invisible or terminal-control characters; what its
+commands do (remote or decoded content run, secrets sent, destruction, a check turned off,
+a package index moved) is judged on their parsed structure by ``effects``. Text is read
+after ``confusables.skeleton`` (NFKC, format and variation characters dropped, look-alike
+letters mapped). Pure functions over text and cards; every stage that can put text in
 front of an agent (promotion, injection, export-rules, improve, proposals,
 export-backport) asks ``card_findings``/``text_findings`` first. A person's
 acceptance (``accepted``) holds only for the content it was given for
@@ -13,12 +15,13 @@ acceptance (``accepted``) holds only for the content it was given for
 
 import re
 import unicodedata
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple
 
 from .content import (SCREENED_FIELDS, _INVISIBLE, accepted, digest,  # noqa: F401 (API)
                       is_hidden, record_text)
 from .content import is_hidden as _hidden
-from . import prefilter
+from . import effects, prefilter
+from .confusables import skeleton
 from .gates import GATES
 
 
@@ -36,6 +39,7 @@ REASONS = {
     "destructive": "destructive command",
     "safety_bypass": "disables a safety check",
     "encoded_exec": "decodes and runs an encoded payload",
+    "package_source": "points a package index, registry or git remote at another host",
     "hidden_text": "invisible, direction-changing or terminal-control characters",
 }
 MAX_SCAN = 20000        # characters of one text examined (a lesson is far shorter)
@@ -64,14 +68,6 @@ def hidden_characters(text: str) -> List[str]:
 
 
 # --- normalizing obfuscated text for the phrase checks --------------------------------------------
-_CONFUSABLE = str.maketrans({
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "х": "x", "у": "y", "і": "i",
-    "ј": "j", "ѕ": "s", "ԁ": "d", "ɡ": "g", "һ": "h", "ӏ": "l", "ո": "n", "ս": "u",
-    "Α": "a", "Β": "b", "Ε": "e", "Ι": "i", "Κ": "k", "Μ": "m", "Ν": "n", "Ο": "o",
-    "Ρ": "p", "Τ": "t", "Χ": "x", "Υ": "y", "ο": "o", "ι": "i", "α": "a", "ν": "v",
-    "А": "a", "В": "b", "Е": "e", "К": "k", "М": "m", "Н": "h", "О": "o", "Р": "p",
-    "С": "c", "Т": "t", "Х": "x", "І": "i",
-})
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a",
                        "$": "s", "!": "i", "|": "i"})
 _SPACED = re.compile(r"\b(?:[a-z] ){3,}[a-z]\b")
@@ -79,12 +75,26 @@ _NONWORD = re.compile(r"[^a-z0-9']+")
 
 
 def _plain(text: str) -> str:
-    """Lower-case text with confusables mapped, invisible characters and marks dropped."""
-    text = _HIDDEN_RE.sub("", unicodedata.normalize("NFKC", text))
+    """Lower-case text read as ASCII: look-alikes mapped, invisible characters and marks dropped."""
+    text = _HIDDEN_RE.sub("", skeleton(text))
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKD", text.translate(_CONFUSABLE))
+    text = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+
+
+def _native(text: str) -> str:
+    """Lower-case text in its own script (for phrases in other languages): NFKC, invisible
+    characters dropped, accents off Latin, Greek and Cyrillic letters, spaces collapsed."""
+    text = _HIDDEN_RE.sub("", unicodedata.normalize("NFKC", text)).replace("\u2019", "'")
+    if not text.isascii():
+        out = []
+        for ch in unicodedata.normalize("NFKD", text):
+            if unicodedata.combining(ch) and out and ord(out[-1]) < 0x0530:
+                continue
+            out.append(ch)
+        text = unicodedata.normalize("NFC", "".join(out))
+    return " ".join(text.lower().split())
 
 
 def _variants(text: str) -> List[str]:
@@ -220,121 +230,145 @@ PHRASES = (
     ("remote_exec", _gated(
         r"\bdownload (?:and|then|&) (?:run|execute|exec|source)\b|\b(?:run|execute) "
         r"(?:the )?(?:script|file|code|binary) (?:at|from) https?\b")),
+    ("override", _gated(  # concealment: what the agent should leave out of what it reports
+        r"\b(?:do not|don't|dont|never|without) (?:mention|mentioning|report|reporting|include|"
+        r"including|note|noting|say|saying|disclose|disclosing|reveal|revealing|log|logging|list|"
+        r"listing|describe|describing|tell|telling) (?:(?:this|it|that|these|them|anything|the "
+        r"change|this step|these steps|what you did|any of this) )?(?:about (?:this|it) )?"
+        r"(?:in|to|from|inside) (?:your|the) (?:final )?(?:summary|summaries|report|response|"
+        r"reply|answer|message|pr|pull request|commit message|changelog|notes|output|recap)\b|"
+        r"\b(?:do not|don't|dont|never) (?:mention|report|include|note|say|disclose|reveal|describe)"
+        r" (?:\w+ ){1,3}(?:in|to|from) (?:your|the) final (?:summary|report|response|reply|answer|"
+        r"message|recap)\b")),
+    ("override", _gated(
+        r"\b(?:leave|keep) (?:this|it|that|these steps|this step) (?:out of|off) (?:your|the) "
+        r"(?:final )?(?:summary|report|response|reply|answer|message|pr|pull request|changelog|"
+        r"notes|recap)\b|\bthe (?:user|human|reviewer)s? (?:doesn't|does not|doesnt|must not|"
+        r"mustn't|should not|shouldn't|need not|needn't) (?:need to )?(?:know|be told|hear|find out"
+        r"|notice)\b|\bwithout (?:the (?:user|human|reviewer)|anyone) (?:knowing|noticing)\b|"
+        r"\bkeep (?:this|it|that) between (?:us|you and me|ourselves)\b|\bsay nothing (?:about|of) "
+        r"(?:this|it|that)\b")),
 )
-_TAGS = re.compile(r"(?i)<\|?/?(?:system|im_start|im_end|endoftext|assistant)\|?>|\[/?INST\]|"
-                   r"<<SYS>>|^#{2,}\s*(?:system|instructions?)\s*:|\[system\]|\(system\)\s*:|"
-                   r"(?-i:^[ \t>*#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:)", re.M)
+# the same families in other languages, read on ``_native`` text (accents off Latin,
+# Greek and Cyrillic letters: "précédentes" is read "precedentes", "сообщай" "сообщаи")
+FOREIGN = (
+    ("override", _gated(  # French
+        r"\b(?:ignor\w*|oubli\w*|ne tiens pas compte|ne tenez pas compte|fais abstraction|faites "
+        r"abstraction) (?:des |de )?(?:(?:toutes|tous) (?:les|tes|vos|ces) |tes |vos )(?:instructions|"
+        r"consignes|directives|regles|ordres|indications)|\b(?:ignor\w*|oubli\w*|ne tiens pas compte|"
+        r"ne tenez pas compte|fais abstraction|faites abstraction) (?:les |des |de |toutes "
+        r"les )?(?:instructions|consignes|directives|regles|ordres|indications) (?:precedentes|"
+        r"anterieures|ci-dessus|d'avant|initiales|du systeme)|\b(?:tu es|vous etes) (?:maintenant|"
+        r"desormais|a present) (?:un|une|le|la|en mode)\b|\b(?:desormais|a partir de maintenant),? "
+        r"(?:tu es|vous etes)\b|\bne (?:le |lui |leur |rien )?(?:dis|dites|mentionne|mentionnez|"
+        r"signale|signalez|revele|revelez|raconte|racontez) (?:rien |pas |jamais )?(?:(?:ceci|cela|"
+        r"ca) )?(?:a l'utilisateur|dans (?:ton|votre) (?:resume|rapport))|\bsans (?:le )?(?:dire|"
+        r"mentionner|signaler) a l'utilisateur|\bcache[rz]? (?:ceci|cela|ca) a l'utilisateur")),
+    ("override", _gated(  # German
+        r"\b(?:ignorier|vergiss|vergesst|vergessen sie|missachte)\w* (?:bitte )?(?:alle |samtliche )?"
+        r"(?:vorherigen|bisherigen|obigen|fruheren|vorigen|deine|ihre|die) (?:\w+ )?(?:anweisungen|"
+        r"instruktionen|regeln|befehle|vorgaben|anordnungen)|\b(?:du bist|sie sind) (?:jetzt|nun|ab "
+        r"sofort|ab jetzt) (?:ein|eine|der|die|im)\b|\b(?:ab jetzt|von nun an|ab sofort) bist du\b|"
+        r"\b(?:sag|sage|sagt|erzahl|erzahle|verrat|verrate)\w* (?:dem |den )?(?:benutzer|nutzer|"
+        r"anwender|user)\w* (?:nichts|davon nichts)|\b(?:erwahne|erwahnt|erwahnen sie) (?:das|dies|"
+        r"es) nicht|\bverschweig\w* (?:das|dies|es) (?:dem|vor dem) (?:benutzer|nutzer)|\bohne es "
+        r"dem (?:benutzer|nutzer) zu sagen")),
+    ("override", _gated(  # Spanish and Portuguese
+        r"\b(?:ignor\w*|olvid\w*|omit\w*|descart\w*|esquec\w*|desconsider\w*|haz caso omiso de|"
+        r"hagan caso omiso de|no hagas caso (?:a|de)) (?:todas )?(?:las |tus |sus |as )?"
+        r"(?:instrucciones|indicaciones|reglas|ordenes|directrices|instrucoes|orientacoes|regras|"
+        r"ordens|diretrizes) (?:anteriores|previas|de arriba|iniciales|del sistema|acima|iniciais|"
+        r"do sistema)|\b(?:ignor|olvid|esquec)\w* (?:todas las|todas as|tus|suas|tuas) "
+        r"(?:instrucciones|reglas|ordenes|instrucoes|regras|ordens)|\b(?:ahora eres|a partir de "
+        r"ahora eres|desde ahora eres|agora voce e|voce agora e|a partir de agora voce e|agora es) "
+        r"(?:un|una|el|la|um|uma|o|a)\b|\bno (?:le )?(?:digas|diga|menciones|mencione|cuentes|"
+        r"cuente|informes|informe|comentes) (?:nada |esto |eso )?(?:al usuario|en (?:tu|su) "
+        r"resumen)|\bno (?:lo |la )?menciones\b|\bsin (?:decirle|avisar|informar) al usuario|"
+        r"\bnao (?:conte|diga|mencione|fale|informe|avise|conta|digas) (?:nada |isso |isto )?(?:ao "
+        r"usuario|para o usuario|ao utilizador|no (?:seu |teu )?resumo)|\bnao mencione (?:isso|isto)"
+        r"|\bsem (?:contar|dizer|avisar) ao usuario")),
+    ("override", _gated(  # Italian
+        r"\b(?:ignor\w*|dimentic\w*|trascur\w*|non seguire|non seguite) (?:tutte )?(?:le )?"
+        r"(?:istruzioni|indicazioni|regole|"
+        r"direttive|ordini) (?:precedenti|sopra|iniziali|di sistema)|\b(?:ignor|dimentic)\w* "
+        r"(?:tutte le|le tue|le sue) (?:istruzioni|regole|direttive)|\b(?:ora sei|adesso sei|da ora "
+        r"in poi sei|da adesso sei|d'ora in poi sei) (?:un|una|il|la|lo)\b|\bnon (?:dire|dirlo|"
+        r"dirgli|menzionare|menzionarlo|raccontare|rivelare) (?:nulla |niente |questo )?(?:all'utente|"
+        r"all utente|nel (?:tuo )?riepilogo)|\bnon menzionarlo\b|\bsenza dirlo all'utente")),
+    ("override", _gated(  # Russian
+        r"(?:игнорир|забуд|забыва|не обраща\w* внимани\w* на|отбрось|пренебрег)\w* (?:все |всех )?"
+        r"(?:предыдущ|прежн|ранее|вышеуказанн|системн|сво|тво|ваш)\w* (?:\w+ )?(?:инструкци|"
+        r"указани|правил|команд|директив)|забудь\w* все,? что|(?:ты|вы) теперь (?!можешь|можете)"
+        r"\w+|(?:теперь ты|теперь вы|отныне ты|отныне вы|с этого "
+        r"момента ты)\b|не (?:говори|сообщаи|рассказываи|упоминаи|показываи|говорите|сообщаите|"
+        r"рассказываите|упоминаите)\w* (?:об этом |это |ничего )?(?:пользовател|в (?:своем |вашем )?"
+        r"(?:отчете|резюме))|скрои\w* (?:это )?от пользовател|без ведома пользовател")),
+    ("override", _gated(  # Chinese
+        r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會|跳过|跳過|不要遵守|不要遵循)[^。，,\n]{0,6}"
+        r"(?:之前|以前|先前|上面|上述|以上|前面|此前|前述|所有|全部|你的|系统|系統|原有|原来|原來)[^。，,\n]{0,6}"
+        r"(?:指令|指示|说明|說明|规则|規則|提示|命令|要求)|(?:你现在是|你現在是|你现在扮演|"
+        r"你将扮演|你將扮演)|(?:从|從)现在(?:开始|起)[，, ]?你(?:是|将|將|要扮演)|"
+        r"(?:从|從)現在(?:開始|起)[，, ]?你(?:是|將|要扮演)|(?:不要|别|別|不许|切勿|请勿|請勿)(?:告诉|告訴|"
+        r"通知|提醒|透露|提及|提到)(?:给)?(?:用户|用戶|使用者)|(?:对|對)(?:用户|用戶|使用者)(?:保密|"
+        r"隐瞒|隱瞞)|(?:不要|别|別|请勿|請勿)(?:在|于)?(?:总结|總結|摘要|回复|回覆|报告|報告)(?:中|里|"
+        r"裡)?(?:提及|提到|提起|说明|說明)")),
+    ("override", _gated(  # Japanese
+        r"(?:以前|前|上記|これまで|今まで|先ほど|最初|システム)の(?:すべての|全ての|全部の)?(?:指示|命令|"
+        r"ルール|指令|プロンプト)(?:を|は|に)(?:すべて|全て|全部)?(?:無視|忘れ|従わ)|(?:すべて|全て)の"
+        r"(?:指示|命令|指令)を無視|(?:今から|これから)(?:あなたは|君は)|(?:あなたは|君は)(?:今から|"
+        r"これから)|ユーザー(?:に|には)(?:言わ|伝え|教え|知らせ|報告し|話さ)(?:ない|ず)|ユーザーに"
+        r"(?:は)?内緒|(?:要約|まとめ|報告|サマリー)(?:に|で|には)(?:は)?(?:書か|触れ|記載し|含め)(?:ない"
+        r"|ず)")),
+    ("override", _gated(  # Korean
+        r"(?:이전|이전의|앞의|앞선|위의|위에서|기존|모든|시스템) ?(?:의 ?)?(?:모든 ?)?(?:지시|지침|명령|규칙|"
+        r"프롬프트|"
+        r"지시사항|지시 사항)(?:을|를|은|는)? ?(?:모두 ?|전부 ?)?무시|(?:너는|당신은|넌) ?(?:이제|지금부터|"
+        r"이제부터)|(?:이제부터|지금부터) ?(?:너는|당신은|넌)|사용자(?:에게|한테) ?(?:말하지|알리지|"
+        r"알려주지|보고하지|언급하지|전하지) ?(?:마|말|않)|사용자 ?몰래|(?:요약|보고서|답변)(?:에|에서)"
+        r"(?:는)? ?(?:언급하지|쓰지|포함하지) ?(?:마|말|않)")),
+)
+_TAGS = re.compile(  # chat templates' role and turn markers (read after NFKC: fullwidth bars too)
+    r"(?i)<\|[a-z_][\w▁ -]{1,40}\|>|<\|?/?(?:system|user|assistant|im_start|im_end|endoftext)\|?>|"
+    r"</?(?:start_of_turn|end_of_turn|bos|eos)>|\[/?inst\]|<</?sys>>|"
+    r"^#{2,}\s*(?:system|instructions?|response|input|human|assistant|user)\s*:|\[system\]|"
+    r"\(system\)\s*:|^[ \t>*-]*(?:human|assistant)\s*:|"
+    r"(?-i:^[ \t>*#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:)", re.M)
 _VOCATIVE = re.compile(
     r"(?:^|[.!?;\n]|<!--|\*\*)\s*(?:dear |hey |hi |hello |attention |attn |note |psst )?"
     r"(?:the )?(?:ai|a\.i\.|llm|assistant|ai assistant|ai agent|coding agent|claude|"
     r"chatgpt|copilot|gemini|codex)\s*[,:](?!\S)", re.M)
 
-# --- command patterns (read on the text as written, lower-cased) -----------------------------------
-_NET = r"(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|http|https|xh)"
-_SHELLS = (r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/usr)?(?:/bin/)?(?:ba|z|k|da|fi|c|tc|a|yash)?"
-           r"sh\b|(?:sudo\s+)?(?:python[0-9.]*|perl|ruby|node|php|deno|bun|pwsh|powershell|"
-           r"osascript|iex|invoke-expression|source)\b")
-_SECRET_PATHS = (r"(?:\.ssh(?:/|(?![\w.-]))|\.aws(?:/|(?![\w.-]))|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.aws/credentials|\.aws/config|"
-                 r"(?<![\w.-])\.env(?![\w.-])|\.npmrc|\.pypirc|\.netrc|\.git-credentials|"
-                 r"\.docker/config\.json|\.kube/config|/etc/shadow|/etc/passwd|\.gnupg|"
-                 r"\.config/gh/hosts|credentials\.json|\.bash_history|\.zsh_history|keychain|"
-                 r"\.vault-token|service[-_]account[\w.-]{0,60}\.json|\.p12\b|\.pem\b|secrets?\.ya?ml)")
-_SEND = r"(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|ftp|sftp|tftp|telnet|http|https|xh|sendmail|mail)"
-_SECRET_VAR = r"\$\{?[a-z_]*(?:token|secret|key|password|passwd|pass|credential|creds|aws_)[a-z_]*"
+# --- code that is not shell (PowerShell, Python, JavaScript) and settings files ------------------
 COMMANDS = (
-    ("remote_exec", _gated(r"\b" + _NET + r"\b[^\n|;]{0,300}\|\s*(?:" + _SHELLS + r")")),
     ("remote_exec", _gated(
-        r"(?:\b(?:ba|z|k)?sh|\bsource|\beval|\bpython[0-9.]*|\bperl|\bruby|\bnode|(?:^|\s)\.)"
-        r"\s+(?:-c\s+)?[\"']?(?:<\(|\$\(|`)\s*" + _NET + r"\b")),
-    ("remote_exec", _gated(
-        r"\biex\b[^\n]{0,300}(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)"
-        r"|downloadstring\s*\(|\bnew-object\s+net\.webclient\b[^\n]{0,300}\|\s*iex")),
-    ("remote_exec", _gated(
-        r"\b(?:curl|wget)\b[^\n;|]{0,300}\s(?:-o|-O|--output)\s*\S+[^\n]{0,300}?(?:&&|;)\s*(?:sudo\s+)?"
-        r"(?:(?:ba|z)?sh|chmod\s+\+x\s+\S+\s*(?:&&|;)\s*(?:sudo\s+)?\./)\s*\S*")),
-    ("remote_exec", _gated(
-        r"/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat)\b[^\n]{0,300}\s-(?:e|c)\s+\S*(?:sh|bash)\b|"
-        r"\bbash\s+-i\s+>&|\bmkfifo\b[^\n]{0,300}\b(?:nc|ncat|netcat)\b|\bsocat\b[^\n]{0,300}exec:")),
+        r"\biex\b[^\n]{0,300}(?:downloadstring|net\.webclient)|downloadstring\s*\(|"
+        r"\bnew-object\s+net\.webclient\b[^\n]{0,300}\|\s*iex")),
     ("remote_exec", _gated(
         r"\bexec\s*\(\s*(?:requests\.get|urllib\.request\.urlopen|urlopen)\s*\(|"
         r"\beval\s*\(\s*(?:await\s+)?fetch\s*\(")),
-    ("exfiltration", _gated(
-        r"\b(?:env|printenv|set|export\s+-p|declare\s+-x|compgen\s+-v)\b\s*(?:\|[^|\n]{0,300})?\|\s*"
-        r"(?:base64\s*\|\s*)?" + _SEND + r"\b")),
-    ("exfiltration", _gated(r"\b" + _SEND + r"\b[^\n;|]{0,300}" + _SECRET_PATHS)),
-    ("exfiltration", _gated(
-        r"\b(?:cat|tar|zip|base64|gpg|xxd|cp)\b[^\n|;]{0,300}" + _SECRET_PATHS + r"[^\n]{0,300}\|\s*"
-        r"(?:[^|\n]{0,300}\|\s*)?" + _SEND + r"\b")),
-    ("exfiltration", _gated(
-        r"\b(?:curl|wget|nc|http|xh)\b[^\n]{0,300}(?:\$\(\s*(?:env|printenv|whoami|hostname|id|"
-        r"uname|cat\s+[^)]{0,300}" + _SECRET_PATHS + r")|`\s*(?:env|printenv|whoami))")),
-    ("exfiltration", _gated(
-        r"\b(?:nslookup|dig|host|ping)\b[^\n]{0,300}(?:\$\(|`|" + _SECRET_VAR + r")")),
-    ("exfiltration", _gated(
-        r"\b(?:curl|wget|http|xh)\b[^\n]{0,300}(?:[?&][\w-]+=|\s(?:-d|--data(?:-\w+)?|-f|--form|"
-        r"--data-urlencode)\s+[\"']?[^\s\"']{0,300}?)" + _SECRET_VAR)),
-    ("exfiltration", _gated(
-        r"\b(?:send|post|upload|exfiltrate|forward|email|transmit|leak|copy|pipe)\b[^.\n]{0,60}"
-        r"\b(?:ssh keys?|private keys?|\.env|credentials|secrets|tokens|api keys|environment "
-        r"variables|env vars|passwords|aws keys|keychain)\b[^.\n]{0,40}\b(?:to|at)\s+"
-        r"(?:https?://|[\w-]+\.[\w.-]*\.?[a-z]{2,}\b|\d+\.\d+\.\d+\.\d+|my |our |this |the "
-        r"(?:attacker|remote|external))")),
-    ("destructive", _gated(
-        r"\brm\s+(?:-[a-z]*\s+){0,8}(?:-[a-z]*r[a-z]*|--recursive)(?:\s+-\S+){0,8}\s+(?:--\s+)?[\"']?"
-        r"(?:/(?!tmp/[\w.-])(?!var/tmp/[\w.-])|~(?!/\.cache/)|\$home\b|\$\{home\}|\.\./|\*|"
-        r"\.(?:\s|$|[\"';&|])|/\*)", re.M)),
-    ("destructive", _gated(
-        r"\bfind\s+(?:/|~|\$home)\S*\s[^\n|;]{0,300}(?:-delete\b|-exec\s+rm\b)|"
-        r"\bmkfs(?:\.\w+)?\s|\bdd\b[^\n]{0,300}\bof=/dev/(?:sd|hd|nvme|disk|mmcblk|xvd)|"
-        r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;|>\s*/dev/(?:sd|nvme|hd)[a-z]|"
-        r"\bshred\b[^\n]{0,300}\s/dev/|\bchown\s+-r\s+\S+\s+/(?:\s|$)")),
-    ("destructive", _gated(
-        r"\bchmod\s+(?:-[a-z]+\s+)*(?:0?[0-7]?[0-7][0-7][2367]\b|[ugo]*[oa][ugoa]*[+=]"
-        r"[rwxXst]*w)")),
-    ("safety_bypass", _gated(
-        r"(?<![\w-])--no-verify\b|\bcore\.hookspath\s*=?\s*/dev/null|\bhusky(?:_skip_hooks)?=[01]"
-        r"\b|--dangerously[\w-]*|(?<![\w-])--yolo\b|\bbypasspermissions\b|--allow-all-tools\b|"
-        r"--trust-all-tools\b|danger-full-access|--approval-mode[= ]+yolo|"
-        r"\bhttp\.sslverify\s*=?\s*false\b|\bgit_ssl_no_verify\s*=\s*(?:1|true)\b|"
-        r"\bnode_tls_reject_unauthorized\s*=\s*0\b|\bstrict-ssl\s*=?\s*false\b|"
-        r"\bpythonhttpsverify\s*=\s*0\b|\bsetenforce\s+0\b|\bufw\s+disable\b|"
-        r"\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|apparmor|auditd)\b|\bnopasswd\b|"
-        r"(?:>>?|tee\s+-a)\s*/etc/sudoers|-executionpolicy\s+(?:bypass|unrestricted)|"
-        r"set-executionpolicy\s+(?:bypass|unrestricted)|\bchmod\s+(?:[ugoa]*\+s|[2467][0-7]{3})\b")),
-    ("encoded_exec", _gated(
-        r"\b(?:base64|b64decode|openssl\s+(?:enc|base64)|xxd|uudecode|gunzip|zcat|rev|tr)\b[^\n|]{0,300}"
-        r"(?:-d\b|--decode|-r\b|-D\b)?[^\n|]{0,300}\|\s*(?:[^|\n]{0,300}\|\s*)?(?:" + _SHELLS + r")")),
-    ("encoded_exec", _gated(
-        r"\b(?:eval|exec|bash\s+-c|sh\s+-c|source)\b[^\n]{0,20}[\"'(]*\s*\$\([^)]{0,300}\b(?:base64\s+"
-        r"(?:-d|--decode|-D)|xxd\s+-r|openssl\s+(?:enc|base64)[^)]{0,300}-d|rev\b|gunzip|zcat)")),
     ("encoded_exec", _gated(
         r"\b(?:exec|eval|compile)\s*\(\s*(?:base64\.b64decode|b64decode|codecs\.decode|"
         r"bytes\.fromhex|binascii\.unhexlify|zlib\.decompress|marshal\.loads|__import__\s*\("
         r"\s*['\"](?:base64|codecs|zlib|marshal)|atob|buffer\.from|unescape|string\.fromcharcode|"
-        r"decodeuricomponent)|\bnew\s+function\s*\(\s*atob|\bfunction\s*\(\s*atob")),
-    ("encoded_exec", _gated(
-        r"\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,300}\s-(?:e|ec|en|enc|encodedcommand)\s+"
-        r"[a-z0-9+/=]{16,}|frombase64string\([^\n]{0,300}(?:iex|invoke-expression)|"
+        r"decodeuricomponent)|\bnew\s+function\s*\(\s*atob|\bfunction\s*\(\s*atob|"
+        r"frombase64string\([^\n]{0,300}(?:iex|invoke-expression)|"
         r"(?:iex|invoke-expression)[^\n]{0,300}frombase64string")),
-    ("encoded_exec", _gated(
-        r"\b(?:printf|echo\s+-e|echo\s+-ne)\s+[\"'][^\"'\n]{0,300}(?:\\x[0-9a-f]{2}|\\[0-7]{3}){4}"
-        r"[^\"'\n]{0,300}[\"']\s*\|\s*(?:" + _SHELLS + r")")),
+    ("destructive", _gated(r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;")),
+    ("safety_bypass", _gated(
+        r"\bbypasspermissions\b|danger-full-access|\bapproval_policy\W{0,4}never\b|"
+        r"\bnopasswd\b|\bbash\(\*\)|\b(?:autoapprove|autoaccept|yolo|yolomode|"
+        r"skippermissions)\W{0,3}\s*[:=]\s*\W?(?:true|on|1)\b")),
+    ("safety_bypass", _gated(  # TLS verification off in code: Python, Node, Go
+        r"\bverify\s*=\s*false\b|\brejectunauthorized\W{0,3}\s*[:=]\s*false\b|"
+        r"\binsecureskipverify\W{0,3}\s*[:=]\s*true\b|_create_unverified_context|"
+        r"\bcheck_hostname\s*=\s*false\b|\bcert_none\b")),
+    ("exfiltration", _gated(  # a credential file read and posted from code
+        r"\bopen\s*\(\s*['\"][^'\"\n]{0,80}(?:\.env|id_rsa|id_ed25519|\.ssh/|\.aws/|\.netrc|"
+        r"\.pgpass|\.git-credentials|credentials)['\"][^\n]{0,200}\b(?:requests\.(?:post|put)|"
+        r"urlopen|http\.client|fetch\s*\()|\b(?:requests\.(?:post|put)|fetch)\s*\([^\n]{0,200}"
+        r"\bopen\s*\(\s*['\"][^'\"\n]{0,80}(?:\.env|id_rsa|id_ed25519|\.ssh/|\.aws/|\.netrc|"
+        r"\.pgpass|\.git-credentials|credentials)['\"]")),
 )
-_DEFAULT_BRANCHES = r"(?:main|master|trunk|develop|development|production|prod|release|stable|default|head)"
-_PUSH = re.compile(r"\bgit\s+(?:-c\s+\S+\s+)*push\b([^\n;|&]{0,300})")
-_FORCE = re.compile(r"(?:^|\s)(?:-f|--force|--force-with-lease(?:=\S*)?|-[a-z]*f[a-z]*)(?=\s|$)")
-_DEFAULT = re.compile(r"(?:^|[\s:/+])" + _DEFAULT_BRANCHES + r"(?=\s|$)")
-_PLUS_REF = re.compile(r"(?:^|\s)\+(?:refs/heads/)?\S+")
-
-
-def _force_push(low: str) -> Optional[str]:
-    """A force push to a default branch (main, master, trunk, …), as written."""
-    for m in _PUSH.finditer(low):
-        args = m.group(1)
-        forced = _FORCE.search(args) or _PLUS_REF.search(args) or "--mirror" in args
-        if forced and (_DEFAULT.search(args) or "--mirror" in args or "--all" in args):
-            return m.group(0)
-    return None
 
 
 def _cut(text: str, limit: int = 80) -> str:
@@ -351,11 +385,17 @@ def _phrase_findings(text: str) -> List[Finding]:
             if m:
                 out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}\u201d",
                                    _cut(m.group(0))))
+    native = _native(text)
+    for category, pattern in FOREIGN:
+        m = pattern.search(native)
+        if m:
+            out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}"
+                               "\u201d", _cut(m.group(0))))
     m = _VOCATIVE.search(_plain(text))
     if m:
         out.append(Finding("addressed_to_ai", f"{REASONS['addressed_to_ai']}: "
                            f"\u201c{_cut(m.group(0))}\u201d", _cut(m.group(0))))
-    m = _TAGS.search(text)
+    m = _TAGS.search(_HIDDEN_RE.sub("", skeleton(text)))
     if m:
         out.append(Finding("override", f"{REASONS['override']}: role tag "
                            f"\u201c{_cut(m.group(0))}\u201d", _cut(m.group(0))))
@@ -363,29 +403,38 @@ def _phrase_findings(text: str) -> List[Finding]:
 
 
 def _command_variants(text: str) -> List[str]:
-    """The text as a shell would read it: as written, confusables mapped, lines joined."""
-    low = _HIDDEN_RE.sub("", unicodedata.normalize("NFKC", text).lower())
-    mapped = low.translate(_CONFUSABLE)
-    joined = " ".join(mapped.replace("\\\n", " ").split())
-    return list(dict.fromkeys([low, mapped, joined]))
+    """The text as a shell would read it: look-alikes mapped, invisible characters dropped; and
+    with its lines joined (a command split over two lines), when it has several."""
+    norm = _HIDDEN_RE.sub("", skeleton(text))
+    out = [norm]
+    if "\n" in norm and effects.split_command(norm):
+        out.append(" ".join(norm.replace("\\\n", " ").split()))
+    if _ODD_CASE.search(norm):
+        out.append(norm.lower())  # cUrL -FsSL: the program as any case, its flags as one
+    return out
+
+
+_ODD_CASE = re.compile(r"[a-z][A-Z][a-z]*[A-Z]|[A-Z][a-z][A-Z]")
 
 
 def _command_findings(text: str) -> List[Finding]:
     out = []
-    variants = _command_variants(text)
-    for category, pattern in COMMANDS:
-        for low in variants:
-            m = pattern.search(low)
-            if m:
-                out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}"
-                                   "\u201d", _cut(m.group(0))))
-                break
-    for low in variants:
-        push = _force_push(low)
-        if push:
-            out.append(Finding("destructive", f"{REASONS['destructive']}: force push to a "
-                               f"default branch \u201c{_cut(push)}\u201d", _cut(push)))
+    seen = set()
+    for variant in _command_variants(text):
+        for category, excerpt in effects.findings(variant):
+            if category not in seen:
+                seen.add(category)
+                out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(excerpt)}\u201d",
+                                   _cut(excerpt)))
+        if out:
             break
+    low = _plain(text)
+    for category, pattern in COMMANDS:
+        m = pattern.search(low)
+        if m and category not in seen:
+            seen.add(category)
+            out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}\u201d",
+                               _cut(m.group(0))))
     return out
 
 
@@ -409,7 +458,8 @@ def text_findings(text, depth: int = 0) -> List[Finding]:
         import codecs
         rot = codecs.decode(text, "rot13")
         out += [Finding(f.category, f"{f.reason} (rot13)", f.excerpt)
-                for f in _phrase_findings(rot) + _command_findings(rot)]
+                for f in _phrase_findings(rot)
+                + (_command_findings(rot) if effects.mentions(rot) else [])]
     seen, unique = set(), []
     for f in out:
         if f.category not in seen:  # one finding per category is enough to hold a lesson

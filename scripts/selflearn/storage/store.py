@@ -60,6 +60,9 @@ def encode(record: dict) -> bytes:
     return (fastjson.dumps(record) + "\n").encode("utf-8", "replace")
 
 
+LOCK_WAIT = 5.0  # seconds a writer waits for another one's lock before it gives up
+
+
 def append(path: str, records: list, durable: bool = False) -> None:
     """Append ``records`` in one ``write()`` under an exclusive lock.
 
@@ -85,7 +88,7 @@ def append_bytes(path: str, data: bytes, durable: bool = False, unless=None) -> 
         fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT | fs.O_NOFOLLOW,
                         fs.PRIVATE_FILE)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock(fd, path)
             if not _same_file(fd, path):
                 continue  # repair replaced the file while we waited: reopen it
             st = fs.fstat(fd)
@@ -150,13 +153,41 @@ def _locked(path: str) -> int:
     while True:
         fd = fs.open_fd(path, fs.O_RDWR | fs.O_APPEND | fs.O_CREAT | fs.O_NOFOLLOW,
                         fs.PRIVATE_FILE)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            lock(fd, path)
+        except BaseException:
+            fs.close(fd)
+            raise
         if _same_file(fd, path):
             st = fs.fstat(fd)
             if st.st_size == 0 and st.st_mode & 0o777 != fs.PRIVATE_FILE:
                 fs.fchmod(fd, fs.PRIVATE_FILE)  # just created under a strict or odd umask
             return fd
         fs.close(fd)
+
+
+def lock(fd: int, path: str) -> None:
+    """Take ``path``'s exclusive lock on ``fd``, waiting at most ``LOCK_WAIT`` seconds for
+    another writer (a hung process must not hang every hook and command behind it): then one
+    line saying so, and nothing is written."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    import time
+    deadline, delay = time.monotonic() + LOCK_WAIT, 0.005
+    while True:
+        time.sleep(delay)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise SelfLearningError(
+                    f"{path} is locked by another process for more than {LOCK_WAIT:g} s; "
+                    "nothing was written; run the command again once it is done") from None
+        delay = min(delay * 2, 0.25)
 
 
 def _same_file(fd: int, path: str) -> bool:
@@ -290,7 +321,16 @@ def parse_line(raw: bytes, torn: bool):
         return None, "nested too deeply"
     except ValueError as exc:
         return None, "torn last line (no newline)" if torn else f"not JSON ({exc})"
-    return (record, "") if isinstance(record, dict) else (None, "not a JSON object")
+    if not isinstance(record, dict):
+        return None, "not a JSON object"
+    if b"\\u" in raw and _lone_surrogate(record):
+        return None, "holds a lone surrogate (a \\ud800-\\udfff escape without its pair)"
+    return record, ""
+
+
+def _lone_surrogate(record: dict) -> bool:
+    from .content import lone_surrogate  # only for a line with an escape: not on the hook path
+    return lone_surrogate(record)
 
 
 def fold(records: list, key: str = "id") -> dict:
@@ -371,7 +411,7 @@ def quarantine(path: str, qdir: str, stamp: str, check=None) -> list:
     guard(path)
     fd = fs.open_fd(path, fs.O_RDWR | fs.O_NOFOLLOW)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock(fd, path)
         problems = [p for p in read(path, check=check)[1] if not p.newer]
         if not problems:
             return []

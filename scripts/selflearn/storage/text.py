@@ -12,16 +12,24 @@ from . import redact
 from .content import _INVISIBLE, is_hidden
 
 RULE_CHARS = 240  # one exported rule is cut to this many characters
-_TAG = re.compile(r"<(/?[A-Za-z!][^<>\n]*)>")   # anything shaped like a markup tag
-_TAG_START = re.compile(r"<(?=[/!A-Za-z])")
+_TAG = re.compile(r"<(/?[A-Za-z!?][^<>\n]*)>")   # anything shaped like a markup tag
+_TAG_START = re.compile(r"<(?=[/!?A-Za-z])")
+_SCHEME = re.compile(r"(?i)\b(javascript|vbscript|data|file|livescript)\s*:")
+_ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]{1,31});?")
 
 
 _BREAKS = frozenset("\u0085\u2028\u2029")  # line breaks besides the C0 ones
 
 
+def _SURROGATE(ch: str) -> bool:
+    """Half of a surrogate pair (a damaged line): no output encoding can write it raw."""
+    return "\ud800" <= ch <= "\udfff"
+
+
 _TO_SPACE = dict.fromkeys(
     [c for c in range(0x20)] + list(range(0x7F, 0xA0)) + sorted(_INVISIBLE)
     + [ord(ch) for ch in _BREAKS] + list(range(0xE0000, 0xE0080)), " ")
+_TO_SPACE.update(dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
 
 
 def plain(text) -> str:
@@ -39,7 +47,7 @@ def terminal(line: str) -> str:
     if line.isprintable():
         return line
     return "".join(ch if ch == "\t" or (ch >= " " and ch not in _BREAKS
-                                         and not is_hidden(ch))
+                                         and not is_hidden(ch) and not _SURROGATE(ch))
                    else ("\\x%02x" % ord(ch) if ord(ch) < 0x100 else "\\u%04x" % ord(ch))
                    for ch in line)
 
@@ -55,21 +63,59 @@ def escape_json(text: str) -> str:
     (``json.dumps(ensure_ascii=False)`` leaves them raw; C0 controls are escaped already)."""
     if text.isprintable() or all(ch.isprintable() or ch in "\n " for ch in text):
         return text
-    return "".join("\\u%04x" % ord(ch) if ch in _BREAKS or (ch not in "\n" and
-                                                           is_hidden(ch)) else ch
-                   for ch in text)
+    return "".join("\\u%04x" % ord(ch) if ch in _BREAKS or _SURROGATE(ch) or (
+        ch not in "\n" and is_hidden(ch)) else ch for ch in text)
+
+
+def inert(text) -> str:
+    """Text that renders as itself in Markdown and in the HTML it may become: entities are
+    decoded first (``&lt;script&gt;`` is read as ``<script>``), then tags, comments, processing
+    instructions and autolinks become ``‹…›``, an image cannot form (``![`` becomes ``! [``: no
+    remote image loads, inline or by reference) and ``javascript:``, ``vbscript:``, ``data:``
+    and ``file:`` lose their colon (``javascript꞉``), so no link runs code. Line breaks stay."""
+    return _defused(_decoded(str(text or "")))
+
+
+def _decoded(text: str) -> str:
+    """``text`` with HTML entities decoded (twice-encoded ones too)."""
+    if "&" in text and _ENTITY.search(text):
+        import html
+        for _ in range(3):
+            decoded = html.unescape(text)
+            if decoded == text:
+                break
+            text = decoded
+    return text
+
+
+def _defused(text: str) -> str:
+    if "<" in text:
+        text = _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
+    if "![" in text:
+        text = text.replace("![", "! [")
+    if ":" in text:
+        text = _SCHEME.sub(lambda m: m.group(1) + "\ua789", text)
+    return text
 
 
 def clean(text) -> str:
     """One line of card text that cannot open or close a fence or a tag, nor carry control,
-    invisible or direction-changing characters (a terminal escape, a fake line break)."""
-    text = " ".join(plain(text).replace("```", "'''").split())
-    return _TAG_START.sub("\u2039", _TAG.sub("\u2039\\1\u203a", text))
+    invisible or direction-changing characters (a terminal escape, a fake line break), nor
+    render as anything active (``inert``)."""
+    return _defused(" ".join(plain(_decoded(str(text or ""))).replace("```", "'''").split()))
+
+
+def cell(value, limit: int = 120) -> str:
+    """A Markdown table cell: ``clean``, pipes escaped, at most ``limit`` characters."""
+    return clean(value).replace("|", "\\|")[:limit]
 
 
 def collapsed(text) -> str:
-    """``text`` as one line of single spaces, as long as ``clean`` makes it (its other
-    replacements keep the length): for what needs only that length."""
+    """``text`` as one line of single spaces, as long as ``clean`` makes it (its tag and scheme
+    replacements keep the length; entities and images, which do not, take ``clean`` itself):
+    for what needs only that length."""
+    if "&" in str(text or "") or "![" in str(text or ""):
+        return clean(text)
     return " ".join(plain(text).split())
 
 

@@ -17,7 +17,7 @@ from . import posixfs as fs
 from .content import accepted, digest
 
 FILE = "screened.json"
-RULES = 3                   # the screen's rule set this cache was computed with
+RULES = 4                   # the screen's rule set this cache was computed with
 MAX_SEEN = 20000            # verdicts kept; beyond it the file starts again
 
 

@@ -40,6 +40,8 @@ JUDGE_ORDER = ("CASE status WHEN 'accepted' THEN 0 WHEN 'proposed' THEN 1 "
 UNJUDGED = ("FROM cards INDEXED BY cards_unjudged WHERE listed = 1 AND sok = 0 AND "
             "verdict IS NULL")
 
+# ``files.mtime`` holds the inode change time (``st_ctime_ns``) of what was read, not the
+# modification time: a restore can set the latter back after an in-place edit
 _TABLES = """
 CREATE TABLE files(name TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, offset INTEGER,
                    lines INTEGER, records INTEGER, head BLOB, open_tail INTEGER, mtime INTEGER);
@@ -374,7 +376,7 @@ class Index:
                     return True
                 continue
             if row is None or (st.st_dev, st.st_ino) != row[:2] or st.st_size != row[2] \
-                    or st.st_mtime_ns != row[3]:
+                    or st.st_ctime_ns != row[3]:
                 return True
         return False
 
@@ -772,7 +774,7 @@ class _Apply:
                 st.st_dev, st.st_ino, 0, 0, 0, b"", 0, -1)
             if (dev, ino) != (st.st_dev, st.st_ino) or st.st_size < offset or \
                     (head and fh.read(len(head)) != bytes(head)) or \
-                    (st.st_size == offset and mtime not in (-1, st.st_mtime_ns)):
+                    (st.st_size == offset and mtime not in (-1, st.st_ctime_ns)):
                 raise Rebuild(f"{name} was replaced or rewritten")
             fh.seek(offset)
             if offset == 0 and fh.read(3) == b"\xef\xbb\xbf":  # a byte order mark: skipped
@@ -803,8 +805,11 @@ class _Apply:
             if len(head) < 64:
                 fh.seek(0)
                 head = fh.read(min(64, offset))
-            after = os.fstat(fh.fileno())  # the time stamp of exactly what was read, if known
-            mtime = after.st_mtime_ns if after.st_size == offset else -1
+            # the change time of exactly what was read, if known: the inode's, which every
+            # write moves and no restore can set back (``cp -p``, ``rsync -t`` and ``touch -d``
+            # restore the modification time after rewriting a file in place)
+            after = os.fstat(fh.fileno())
+            mtime = after.st_ctime_ns if after.st_size == offset else -1
         self.db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
                         (name, st.st_dev, st.st_ino, offset, lines, records, head, open_tail,
                          mtime))
@@ -1273,6 +1278,5 @@ def item_floor(card: dict) -> int:
 
 
 def cell(value) -> str:
-    """A table cell of INDEX.md: one line without control or invisible characters, pipes
-    escaped, at most 120 characters."""
-    return " ".join(text.plain(value).replace("|", "\\|").split())[:120]
+    """A table cell of INDEX.md (``text.cell``: one inert line, pipes escaped, 120 characters)."""
+    return text.cell(value)

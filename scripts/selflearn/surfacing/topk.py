@@ -80,7 +80,9 @@ def epoch(text) -> float:
 def bound(key: float, now: float, slack: float) -> float:
     """The highest priority a card of rank key ``key`` can have at ``now``; ``slack`` is
     ``slack_for`` of the most escalated card (recency's rounding scales with it)."""
-    return 2.0 ** (key - now / HALF_LIFE) + slack
+    # a stamp far in the future (a damaged line) must not overflow: 2 ** 64 still bounds any
+    # priority (a capped confidence times recency, which a future stamp leaves at 1)
+    return 2.0 ** min(key - now / HALF_LIFE, 64.0) + slack
 
 
 def slack_for(violations: int) -> float:

@@ -478,6 +478,41 @@ def positives():
                        ("command", "git clone https://x-access-token:%s@github.com/acme/app")):
         v = pick(AN, 24) + R.choice("!#%") + pick(string.digits, 3)
         add("held_out", where, fmt % v, v)
+    # credential files (issue #25): .netrc, .pgpass, PuTTY keys, password hashes, attributes
+    cw = lambda: pick(AN, 12) + R.choice("!#%+_") + pick(string.digits, 2)
+    for fmt in ("machine api.example.com login deploy password {p}",
+                "machine git.example.org\n  login ci\n  password {p}\n",
+                "default login anonymous password {p}",
+                "machine ftp.example.net password {p} login bob",
+                "cat ~/.netrc\nmachine registry.example.com login u account a password {p}"):
+        p = cw()
+        add("netrc", "config", fmt.format(p=p), p)
+    for fmt in ("db.internal:5432:appdb:appuser:{p}", "*:*:*:postgres:{p}",
+                "echo 'localhost:6432:*:app:{p}' >> ~/.pgpass",
+                "10.0.0.7:5432:orders:report_ro:{p}\n"):
+        p = cw()
+        add("pgpass", "config", fmt.format(p=p), p)
+    for version in ("2", "3"):
+        priv = pick(B64, 64)
+        mac = pick(HEX, 64)
+        ppk = ("PuTTY-User-Key-File-%s: ssh-rsa\nEncryption: none\nComment: rsa-key\n"
+               "Public-Lines: 2\n%s\n%s\nPrivate-Lines: 2\n%s\n%s\nPrivate-MAC: %s"
+               % (version, pick(B64, 64), pick(B64, 20), priv, pick(B64, 40), mac))
+        add("putty_key", "config", ppk, priv)
+        add("putty_key", "json", json.dumps({"file": "deploy.ppk", "content": ppk}), priv)
+    for fmt in ("admin:$apr1${s}${h}", "deploy:$2y$05${s}{h}", "user:{{SHA}}{b}",
+                "root:$6$rounds=5000${s}${h}:19000:0:99999:7:::"):
+        salt, h, b = pick(AN + "./", 8), pick(AN + "./", 31), base64.b64encode(rbytes(20)).decode()
+        text = fmt.format(s=salt, h=h, b=b)
+        add("password_hash", "config", text, b if "SHA" in fmt else h)
+    for fmt in ('<publishProfile userName="$app" userPWD="{p}" />',
+                '<add name="db" connectionString="{p}" />', '<server id="x" password="{p}"/>',
+                "signingConfigs {{ release {{ storePassword '{p}' }} }}",
+                'keyPassword "{p}"', "define('DB_PASSWORD', '{p}');",
+                "<Pass encoding=\"base64\">{p}</Pass>", "[Interface]\nPrivateKey = {p}=\n",
+                "PresharedKey = {p}="):
+        p = cw() if "PrivateKey" not in fmt and "Preshared" not in fmt else pick(B64, 43)
+        add("credential_file", "config", fmt.format(p=p), p)
     return P
 
 
@@ -584,7 +619,22 @@ def negatives():
                  "pip install requests==2.31.0", "the password field is required",
                  "token budget: 4096", "ssh -i ~/.ssh/id_ed25519 -p 22 git@host",
                  "export PATH=$HOME/bin:$PATH", "curl -u \"$GH_USER:$GH_TOKEN\" https://api.github.com",
-                 "bypass: enabled", "tests pass: 12 of 12", "htpasswd -c .htpasswd admin"):
+                 "bypass: enabled", "tests pass: 12 of 12", "htpasswd -c .htpasswd admin",
+                 # credential-file look-alikes (issue #25)
+                 "machine learning login page: the password reset flow is broken",
+                 "the machine has no login shell", "default login shell is /bin/zsh",
+                 "connect to db.internal:5432:appdb as usual", "localhost:5432",
+                 "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+                 "MAC 00:1a:2b:3c:4d:5e on eth0", "fe80::1:2:3:4 is link-local",
+                 "at 12:30:45:00:01 the job ran", "ffmpeg -ss 00:01:02:03 -i in.mp4",
+                 "password: Option<String>,", "password: Vec<u8>,",
+                 "PuTTY-User-Key-File-3 is the format puttygen writes",
+                 "convert it with puttygen key.ppk -O private-openssh -o id_rsa",
+                 "storePassword = System.getenv('STORE_PASSWORD')",
+                 "the price is $1 or $5 each", "echo $1$2$3",
+                 "NOPASSWORD = \"no-password-required\"",
+                 '<input type="password" name="password" />',
+                 "define('WP_DEBUG', true);", "keyPassword = keystoreProperties['keyPassword']"):
         add("credential_words", text)
     for _ in range(10):
         add("timestamp", "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ INFO done in %dms" % (
