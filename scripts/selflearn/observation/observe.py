@@ -24,6 +24,10 @@ AGENTS = ("claude", "codex", "gemini", "copilot", "cursor")
 SKIPPED = {"MessageDisplay", "PostToolBatch", "FileChanged", "InstructionsLoaded",
             "BeforeModel", "AfterModel", "BeforeToolSelection", "afterAgentThought",
             "beforeTabFileRead", "afterTabFileEdit"}
+# Gemini CLI fires PreCompress before every model turn and only then checks whether the history
+# is long enough to compress; no hook reports the outcome. A /compress (trigger "manual") always
+# compresses: that one is a compaction, the automatic ones are questions.
+ASKS_ONLY = ("PreCompress", "auto")
 OUTCOMES = {"tool_success": "success", "tool_failure": "failure", "stop_failure": "failure",
              "permission_request": "approval", "permission_denied": "denial"}
 
@@ -255,7 +259,8 @@ def normalize(payload: dict, agent: str, event: str = ""):
     if agent not in DIALECTS:
         agent = detect_agent(p)
     name = as_str(p.get("hook_event_name")) or event
-    if name in SKIPPED or not (name or agent == "copilot"):
+    if name in SKIPPED or not (name or agent == "copilot") \
+            or (name, p.get("trigger", "auto")) == ASKS_ONLY:
         return None
     obs = Obs(agent, redact.redact_text)
     obs.put("session_id", as_str(p.get("session_id")))
