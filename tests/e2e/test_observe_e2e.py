@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 import claude_harness as ch
+import tap
 
 pytestmark = pytest.mark.e2e
 
@@ -25,6 +26,9 @@ def test_real_session_is_observed_once(claude_binary, workspace):
     else:
         command = json.loads(settings.read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
         assert command.startswith('python3 -S "$CLAUDE_PROJECT_DIR"/.claude/skills/')
+    log = workspace.home / "payloads.jsonl"  # every payload Claude Code sends us, once
+    tap.tap(workspace.skill / "hooks" / "hooks.json", log, into=project / ".claude" /
+            "settings.local.json")
     notes = project / "notes.txt"
     script = [
         ch.tool_use("Bash", {"command": "npm test --silent 2>/dev/null; exit 3",
@@ -38,6 +42,7 @@ def test_real_session_is_observed_once(claude_binary, workspace):
                              workspace.home, timeout=90)
     assert proc.returncode == 0, proc.stderr
     obs = observations(store)
+    assert len(obs) == tap.stored_count(log) >= 10  # every event sent is stored, once
     keys = Counter((o["event"], o.get("tool_use_id"), o.get("prompt_id")) for o in obs)
     assert keys and set(keys.values()) == {1}, keys  # each event stored once
     assert {e for e, _, _ in keys} >= {"session_start", "prompt", "pre_tool", "tool_failure",

@@ -17,8 +17,8 @@ def _add_hook(sub) -> None:
     p = sub.add_parser("hook", help="observe one agent hook payload from stdin (always exits 0)",
                        description="Called by the agent's hook config, not by people. Reads one "
                        "payload, appends one redacted observation; never fails the agent. "
-                       "A second firing of the same event (same session, event, tool use and "
-                       "prompt, within 2 s: the hook registered twice) is stored and injected once. "
+                       "A second firing of the same event within 2 s (the hook registered "
+                       "twice) is stored and injected once. "
                        "Off when SELF_LEARNING_DISABLE=1 or .agent-skills/self-learning/disabled exists. "
                        "It takes no --repo-root, --user or --format: the store is the one of "
                        "SELF_LEARNING_REPO_ROOT, else of the agent's project folder "
