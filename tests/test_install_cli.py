@@ -15,7 +15,7 @@ def js(run, *args):
 def test_dry_run_writes_nothing(run, repo):
     code, out, err = run(["install-hooks", "--agent", "claude", "--dry-run"])
     assert code == 0 and err == ""
-    assert out.startswith(f"create {repo / '.claude' / 'settings.json'} with 10 claude hook entries")
+    assert out.startswith(f"create {repo / '.claude' / 'settings.json'} with 11 claude hook entries")
     assert "+++ " in out and "self_learning.py hook --agent claude" in out
     assert "\n+    \"SessionStart\": [\n" in out  # the diff as lines, not one escaped line
     assert "\\x0a" not in out

@@ -60,7 +60,7 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
     settings.parent.mkdir(exist_ok=True)
     settings.write_text(json.dumps({"model": "x"}))
     js(run, "install-hooks", "--agent", "claude", "--ignore-plugin")
-    assert ours_in(settings) == 10
+    assert ours_in(settings) == 11
     doctor = js(run, "doctor")  # not trusted yet: the plugin does not load, no double
     assert doctor["agents"]["claude"]["registrations"] == ["project settings"]
     assert doctor["agents"]["claude"]["plugins_waiting_for_trust"] == [
@@ -77,7 +77,7 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
                              "self-learning-skills@skills-dir, project settings)")
     assert "install-hooks --agent claude --scope project" in double
     data = js(run, "install-hooks", "--agent", "claude")
-    assert "remove 10 claude hook entries" in data["changes"][0]["summary"]
+    assert "remove 11 claude hook entries" in data["changes"][0]["summary"]
     assert ours_in(settings) == 0 and json.loads(settings.read_text()) == {"model": "x"}
     doctor = js(run, "doctor")
     assert doctor["agents"]["claude"]["registrations"] == ["plugin self-learning-skills@skills-dir"]
@@ -89,7 +89,7 @@ def test_a_disabled_plugin_gets_the_settings_entries(run, repo, home, monkeypatc
     local = repo / ".claude" / "settings.local.json"
     local.write_text(json.dumps({"enabledPlugins": {"self-learning-skills@skills-dir": False}}))
     data = js(run, "install-hooks", "--agent", "claude")
-    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 10
+    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 11
 
 
 def test_user_skills_folder_and_installed_plugins_count_too(run, repo, home, monkeypatch):
@@ -116,7 +116,7 @@ def test_a_marketplace_install_of_the_plugin_counts(run, repo, home, monkeypatch
 def test_without_a_manifest_it_is_a_plain_skill_folder(run, repo, home, monkeypatch):
     place_skill(repo / ".claude" / "skills" / "self-learning-skills", monkeypatch, manifest=False)
     data = js(run, "install-hooks", "--agent", "claude")
-    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 10
+    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 11
 
 
 def test_doctor_reports_project_and_user_hooks_of_one_agent(run, repo, home, monkeypatch):

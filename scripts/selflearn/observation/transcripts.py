@@ -84,7 +84,7 @@ def discover(given: List[str], repo_root: str) -> List[str]:
 def key(obs: dict):
     """What makes an observation the same one whether a hook or a transcript saw it."""
     event, sid = obs.get("event"), obs.get("session_id")
-    if event in ("tool_success", "tool_failure") and obs.get("tool_use_id"):
+    if event in ("tool_success", "tool_failure", "permission_denied") and obs.get("tool_use_id"):
         return ("tool", obs["tool_use_id"])
     if event == "session_start":
         return (event, sid)
