@@ -61,7 +61,7 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
     settings.write_text(json.dumps({"model": "x"}))
     js(run, "install-hooks", "--agent", "claude", "--ignore-plugin")
     assert ours_in(settings) == 11
-    doctor = js(run, "doctor")  # not trusted yet: the plugin does not load, no double
+    doctor = js(run, "doctor", "--report-only")  # not trusted yet: the plugin does not load, no double
     assert doctor["agents"]["claude"]["registrations"] == ["project settings"]
     assert doctor["agents"]["claude"]["plugins_waiting_for_trust"] == [
         "self-learning-skills@skills-dir"]
@@ -69,7 +69,7 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
         run(["doctor"])[1]
     (home / ".claude.json").write_text(json.dumps(
         {"projects": {str(repo.parent): {"hasTrustDialogAccepted": True}}}))  # a folder above
-    doctor = js(run, "doctor")
+    doctor = js(run, "doctor", "--report-only")
     assert doctor["agents"]["claude"]["registrations"] == [
         "plugin self-learning-skills@skills-dir", "project settings"]
     (double,) = [p for p in doctor["problems"] if "registered" in p]
@@ -79,7 +79,7 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
     data = js(run, "install-hooks", "--agent", "claude")
     assert "remove 11 claude hook entries" in data["changes"][0]["summary"]
     assert ours_in(settings) == 0 and json.loads(settings.read_text()) == {"model": "x"}
-    doctor = js(run, "doctor")
+    doctor = js(run, "doctor", "--report-only")
     assert doctor["agents"]["claude"]["registrations"] == ["plugin self-learning-skills@skills-dir"]
     assert not [p for p in doctor["problems"] if "registered" in p]
 
@@ -123,13 +123,13 @@ def test_doctor_reports_project_and_user_hooks_of_one_agent(run, repo, home, mon
     place_skill(repo / "vendor" / "self-learning-skills", monkeypatch)
     js(run, "install-hooks", "--agent", "codex")
     js(run, "install-hooks", "--agent", "codex", "--scope", "user")
-    doctor = js(run, "doctor")
+    doctor = js(run, "doctor", "--report-only")
     (double,) = [p for p in doctor["problems"] if "registered" in p]
     assert double.startswith("codex: hooks registered 2 times (project settings, user settings)")
     assert double.endswith("uninstall-hooks --agent codex --scope user`")
     assert doctor["healthy"] is False
     js(run, "uninstall-hooks", "--agent", "codex", "--scope", "user")
-    assert not [p for p in js(run, "doctor")["problems"] if "registered" in p]
+    assert not [p for p in js(run, "doctor", "--report-only")["problems"] if "registered" in p]
 
 
 def test_suggest_hooks_counts_the_plugin_as_hooks(run, repo, home, monkeypatch):

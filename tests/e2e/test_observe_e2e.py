@@ -61,7 +61,8 @@ def test_real_session_is_observed_once(claude_binary, workspace):
     assert "ghp_" + "x" * 36 not in prompt["prompt"] and "REDACTED" in prompt["prompt"]
     assert {o["session_id"] for o in obs} == {by_event["session_start"][0]["session_id"]}
     assert not (store / "errors.jsonl").exists()
-    doctor = json.loads(run_cli("doctor", "--format", "json").stdout)
+    done = run_cli("doctor", "--format", "json")
+    doctor = json.loads(done.stdout)
     claude = doctor["agents"]["claude"]
     assert claude["last_event"]["event"] in ("session_end", "stop")
     plugin = "plugin self-learning-skills@skills-dir"
@@ -69,4 +70,6 @@ def test_real_session_is_observed_once(claude_binary, workspace):
                 "trusted-twice": [plugin, "project settings"]}[workspace.kind]
     assert claude["registrations"] == expected
     doubles = [p for p in doctor["problems"] if p.startswith("claude: hooks registered 2 times")]
-    assert len(doubles) == (workspace.kind == "trusted-twice")
+    assert len(doubles) == (workspace.kind == "trusted-twice") == done.returncode
+    assert doctor["problems"] == doubles  # a double registration, and only it, exits 1
+    assert run_cli("doctor", "--report-only").returncode == 0

@@ -111,13 +111,23 @@ def _precompile() -> None:
 
 def _add_doctor(sub) -> None:
     p = sub.add_parser("doctor", help="hooks installed and firing? store healthy? kill switch?",
-                       epilog=examples(f"{SCRIPT} doctor", f"{SCRIPT} doctor --format json"))
+                       description="Reports the kill switch, each agent's hook registrations "
+                       "and last event, the store's files and modes, links in the store and "
+                       "the hook errors logged in errors.jsonl (delete it once you have read "
+                       "it). Exits 1 when it reports a problem or a hook error, so a script or "
+                       "CI step can stop on it; --report-only exits 0 whatever it finds.",
+                       epilog=examples(f"{SCRIPT} doctor", f"{SCRIPT} doctor --format json",
+                                       f"{SCRIPT} doctor --report-only"))
+    p.add_argument("--report-only", action="store_true",
+                   help="exit 0 even when a problem is reported")
     p.set_defaults(run=_run_doctor)
 
 
 def _run_doctor(ctx: Context) -> Tuple[dict, List[str]]:
     from ..observation import doctor
     data = doctor.check(ctx.memory, ctx.repo_root, SKILL_DIR)
+    if not data["healthy"] and not ctx.args.report_only:
+        ctx.exit_code = 1
     return data, doctor.render(data)
 
 

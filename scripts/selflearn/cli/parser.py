@@ -175,7 +175,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for warning in dict.fromkeys(warnings):  # stderr is talk; stdout stays data
             sys.stderr.write(f"{PROG}: warning: {text_mod.terminal(redact.redact_text(warning))}\n")
         _emit(args, data, lines)
-        return 0
+        return ctx.exit_code
     except SelfLearningError as err:
         _skipped(ctx)
         return _fail(err)
