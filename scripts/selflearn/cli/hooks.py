@@ -140,6 +140,8 @@ def _add_ingest_transcripts(sub) -> None:
                        "the hooks would have recorded (source: transcript) and append them. "
                        "Default: ~/.claude/projects/<repo root, non-alphanumerics as '-'>/*.jsonl "
                        "and <session>/subagents/*.jsonl (CLAUDE_CONFIG_DIR moves ~/.claude). "
+                       "A folder given is searched 3 levels deep, so ~/.claude/projects/ reads "
+                       "every project's transcripts into this repository's store. "
                        "Only bytes appended since the last run are read (offsets: "
                        "<store>/ingest_state.json); tool calls the hooks already recorded are "
                        "skipped.",

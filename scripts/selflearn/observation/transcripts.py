@@ -27,6 +27,8 @@ _NOT_PROMPT = ("<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr
 _INTERRUPTED = "[Request interrupted by user"
 _TYPES = ("user", "assistant", "system", "summary")  # entry types of a Claude Code transcript
 _MAX_PENDING = 200  # tool calls never answered (a killed session) must not grow the state forever
+# Folder levels searched below a folder given: ~/.claude/projects/<project>/<session>/subagents/
+MAX_DEPTH = 3
 
 
 # --- where transcripts are -----------------------------------------------------------------
@@ -44,16 +46,19 @@ def project_dir(repo_root: str) -> str:
                                                  for c in root))
 
 
-def _in_folder(folder: str) -> List[str]:
-    """Session files, then their subagents' (``<session>/subagents/agent-*.jsonl``)."""
-    names = sorted(os.listdir(folder))
-    found = [os.path.join(folder, n) for n in names
-             if n.endswith(".jsonl") and os.path.isfile(os.path.join(folder, n))]
-    for name in names:
-        sub = os.path.join(folder, name, "subagents")
-        if os.path.isdir(sub):
-            found += [os.path.join(sub, n) for n in sorted(os.listdir(sub))
-                      if n.endswith(".jsonl") and os.path.isfile(os.path.join(sub, n))]
+def _in_folder(folder: str, depth: int = MAX_DEPTH) -> List[str]:
+    """The ``.jsonl`` files of ``folder``, then those of its folders, ``depth`` levels down
+    (a project's sessions, then their subagents'; a folder of projects, project by project).
+    Links to folders are not followed."""
+    found, below = [], []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.endswith(".jsonl") and os.path.isfile(path):
+            found.append(path)
+        elif depth and os.path.isdir(path) and not os.path.islink(path):
+            below.append(path)
+    for path in below:
+        found += _in_folder(path, depth - 1)
     return found
 
 
@@ -69,7 +74,14 @@ def discover(given: List[str], repo_root: str) -> List[str]:
     files: List[str] = []
     for path in given:
         if os.path.isdir(path):
-            files += _in_folder(path)
+            inside = _in_folder(path)
+            if not inside:
+                raise UsageError(f"ingest-transcripts: no .jsonl file in {path} or the "
+                                 f"{MAX_DEPTH} levels of folders below it; pass Claude Code "
+                                 "transcripts (files, a project's folder or a folder of them, as "
+                                 "~/.claude/projects/ is), or nothing to read "
+                                 + project_dir(repo_root))
+            files += inside
             continue
         kind = fs.kind_of(os.stat(path).st_mode)
         if kind != "file":  # a FIFO or a device would block the read or never end
