@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -46,14 +47,12 @@ _WRAPPER_BINARY = Path("@anthropic-ai") / "claude-code" / "bin" / "claude.exe"
 _install_lock = threading.Lock()
 
 REPO = Path(__file__).resolve().parents[2]
-# What a user's copy of the folder does not carry: VCS data, test venvs, caches, stores.
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv-test*", "__pycache__", ".pytest_cache",
-                                    ".hypothesis", ".agent-skills", "node_modules")
 
 
 def copy_skill(dest: Path) -> Path:
-    """The whole skill folder to ``dest``, as a user copies it."""
-    shutil.copytree(REPO, dest, ignore=NOT_COPIED)
+    """The skill to ``dest`` as the README tells a user to copy it (``install-skill``)."""
+    subprocess.run([sys.executable, str(REPO / "scripts" / "self_learning.py"), "install-skill",
+                    "--to", str(dest)], check=True, capture_output=True)
     return dest
 
 

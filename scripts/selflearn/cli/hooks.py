@@ -165,5 +165,35 @@ def _run_ingest_transcripts(ctx: Context) -> Tuple[dict, List[str]]:
     return data, transcripts.render(data)
 
 
-COMMANDS = (_add_hook, _add_install_hooks, lambda s: _add_install_hooks(s, uninstall=True),
+# --- install-skill -----------------------------------------------------------------------
+
+def _add_install_skill(sub) -> None:
+    p = sub.add_parser("install-skill", help="copy what the skill needs into a repository",
+                       description="Copies SKILL.md, AGENTS.md, README.md, LICENSE.txt, "
+                       "CHANGELOG.md, .gitignore, scripts/, references/, hooks/ and "
+                       ".claude-plugin/plugin.json from this folder to --to (no benchmarks, no "
+                       "tests), and lists what it wrote in <to>/.self-learning-install.json. "
+                       "It never overwrites or removes a file it did not write (or that was "
+                       "changed since): it refuses, writing nothing. Run it again to update a "
+                       "copy it installed: files it wrote are updated, files the skill no "
+                       "longer has are removed, the rest is left as it is.",
+                       epilog=examples(f"{SCRIPT} install-skill --to "
+                                       "../my-repo/.claude/skills/self-learning-skills --dry-run",
+                                       f"{SCRIPT} install-skill --to "
+                                       "../my-repo/.claude/skills/self-learning-skills"))
+    p.add_argument("--to", required=True, metavar="FOLDER",
+                   help="the skill folder to create or update, e.g. "
+                   "<repo>/.claude/skills/self-learning-skills (or .github/skills/…, "
+                   ".codex/skills/…, .agents/skills/…)")
+    option(p, "--dry-run", "show what would be copied")
+    p.set_defaults(run=_run_install_skill)
+
+
+def _run_install_skill(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..observation import skillcopy
+    data = skillcopy.install(SKILL_DIR, ctx.args.to, ctx.args.dry_run)
+    return data, skillcopy.render(data)
+
+
+COMMANDS = (_add_install_skill, _add_hook, _add_install_hooks, lambda s: _add_install_hooks(s, uninstall=True),
             _add_doctor, _add_ingest_transcripts)
