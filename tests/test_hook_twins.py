@@ -99,9 +99,16 @@ def test_copilot_firing_our_claude_entry_too_is_one_event(store):
               "timestamp": "2026-11-26T22:18:08.926Z", "cwd": "/tmp/project",
               "tool_name": "Bash", "tool_input": {"command": "echo one"}}
     later = dict(camel, timestamp=camel["timestamp"] + 1)
-    for data, agent in ((camel, "copilot"), (pascal, "claude"), (later, "copilot")):
+    text = "cat: x: No such file or directory\n<shellId: 0 completed with exit code 1>"
+    post = dict(camel, timestamp=camel["timestamp"] + 300,
+                toolResult={"resultType": "success", "textResultForLlm": text})
+    post_cased = dict(pascal, hook_event_name="PostToolUse", timestamp="2026-11-26T22:18:09.226Z",
+                      tool_result={"result_type": "success", "text_result_for_llm": text})
+    for data, agent in ((camel, "copilot"), (pascal, "claude"), (later, "copilot"),
+                        (post_cased, "claude"), (post, "copilot")):
         finish(fire(data, NOW, agent))
-    assert [(o["agent"], o["args"]) for o in observations(store)] == [("copilot", "echo one")] * 2
+    got = [(o["agent"], o["event"], o.get("exit_code")) for o in observations(store)]
+    assert got == [("copilot", "pre_tool", None)] * 2 + [("copilot", "tool_failure", 1)]
 
 
 def test_the_same_payload_under_another_event_name_is_another_event(store):

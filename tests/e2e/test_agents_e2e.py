@@ -113,3 +113,19 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
         assert lesson["id"] not in first
         return
     assert first.count(lesson["id"]) == 1 and "settings.example.yaml" in first
+
+
+def test_copilot_firing_our_claude_entry_too_stores_each_event_once(project, tmp_path,
+                                                                     copilot_launcher):
+    """Copilot CLI also runs the hooks of .claude/settings.json, with each event cased for VS
+    Code: the same event at two entries is stored once, and every event Copilot sent is."""
+    cli(project, "install-hooks", "--agent", "copilot")
+    cli(project, "install-hooks", "--agent", "claude", "--ignore-plugin")
+    log = tmp_path / "payloads.jsonl"  # what Copilot sends to its own entry
+    tap.tap(project / ".github/hooks/self-learning.json", log)
+    session("copilot", copilot_launcher, project, tmp_path / "home", DAYS[0],
+            [px.command(FAILING), px.command(FIXED), "The port is 8080."], "which port?")
+    path = project / ".agent-skills/self-learning/v1/users/tester/observations.jsonl"
+    obs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(obs) == tap.stored_count(log) >= 8
+    assert [o["args"] for o in obs if o["event"] == "pre_tool"] == [FAILING, FIXED]

@@ -287,8 +287,8 @@ def normalize(payload: dict, agent: str, event: str = ""):
     """
     from ..storage import redact
     p = as_dict(payload)
-    if agent not in DIALECTS:
-        agent = detect_agent(p)
+    if agent not in DIALECTS or (agent == "claude" and "timestamp" in p):
+        agent = detect_agent(p)  # Copilot runs .claude/settings.json hooks too, stamping them
     name = as_str(p.get("hook_event_name")) or event
     if agent in ("claude", "codex") and name in ("PostToolUse", "PostToolUseFailure",
                                                   "PostToolBatch"):
