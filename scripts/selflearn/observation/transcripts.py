@@ -62,8 +62,9 @@ def _in_folder(folder: str, depth: int = MAX_DEPTH) -> List[str]:
     return found
 
 
-def discover(given: List[str], repo_root: str) -> List[str]:
-    """Transcript files named by ``given`` (files or folders), else the repo's project folder."""
+def discover(given: List[str], repo_root: str, empty: Optional[List[str]] = None) -> List[str]:
+    """Transcript files named by ``given`` (files or folders), else the repo's project folder;
+    the folders given that hold none go to ``empty``."""
     missing = [p for p in given if not os.path.exists(p)]
     if missing:
         raise UsageError(f"ingest-transcripts: {missing[0]} does not exist; pass transcript "
@@ -75,12 +76,8 @@ def discover(given: List[str], repo_root: str) -> List[str]:
     for path in given:
         if os.path.isdir(path):
             inside = _in_folder(path)
-            if not inside:
-                raise UsageError(f"ingest-transcripts: no .jsonl file in {path} or the "
-                                 f"{MAX_DEPTH} levels of folders below it; pass Claude Code "
-                                 "transcripts (files, a project's folder or a folder of them, as "
-                                 "~/.claude/projects/ is), or nothing to read "
-                                 + project_dir(repo_root))
+            if not inside and empty is not None:
+                empty.append(path)
             files += inside
             continue
         kind = fs.kind_of(os.stat(path).st_mode)
@@ -215,9 +212,14 @@ def ingest(memory, repo_root: str, given: List[str], since: Optional[str] = None
     if since and not since_ts:
         raise UsageError(f"ingest-transcripts: --since {since!r} is not an ISO date; "
                          "use e.g. 2025-01-31 or 2025-01-31T12:00:00Z")
-    files = discover(given, repo_root)
+    empty: List[str] = []
+    files = discover(given, repo_root, empty)
     run = _Run(memory, since_ts, dry_run, progress)
     run.data["searched"] = [] if given else [project_dir(repo_root)]
+    run.data["warnings"] = [f"ingest-transcripts: no .jsonl file in {path} or the {MAX_DEPTH} "
+                            "levels of folders below it; pass Claude Code transcripts (files, a "
+                            "project's folder or a folder of them, as ~/.claude/projects/ is), "
+                            "or nothing to read " + project_dir(repo_root) for path in empty]
     if not files:
         return run.data
     redo = "re-read every transcript (observations already stored are not duplicated)"
