@@ -544,15 +544,17 @@ def claude_env(server: ScriptedAnthropicServer, home: Union[str, Path],
 def run_claude(binary: Union[str, Path], project_dir: Union[str, Path], prompt: str,
                server: ScriptedAnthropicServer, home: Union[str, Path],
                extra_env: Optional[Mapping[str, str]] = None, timeout: float = 120,
-               extra_args: Sequence[str] = ()) -> "subprocess.CompletedProcess[str]":
+               extra_args: Sequence[str] = (),
+               skip_permissions: bool = True) -> "subprocess.CompletedProcess[str]":
     """Run ``claude -p PROMPT`` in ``project_dir`` against ``server``.
 
     ``home`` becomes ``$HOME`` (the transcript lands in
-    ``home/.claude/projects/<mangled project path>/<session>.jsonl``).
+    ``home/.claude/projects/<mangled project path>/<session>.jsonl``). Without
+    ``skip_permissions`` a call that needs permission is refused: nobody is there to ask.
     """
     Path(home).mkdir(parents=True, exist_ok=True)
-    cmd = [str(binary), "-p", prompt, "--dangerously-skip-permissions",
-           "--output-format", "text", *extra_args]
+    skip = ["--dangerously-skip-permissions"] if skip_permissions else []
+    cmd = [str(binary), "-p", prompt, *skip, "--output-format", "text", *extra_args]
     return subprocess.run(cmd, cwd=str(project_dir), env=claude_env(server, home, extra_env),
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)

@@ -73,3 +73,19 @@ def test_real_session_is_observed_once(claude_binary, workspace):
     assert len(doubles) == (workspace.kind == "trusted-twice") == done.returncode
     assert doctor["problems"] == doubles  # a double registration, and only it, exits 1
     assert run_cli("doctor", "--report-only").returncode == 0
+
+
+def test_a_call_refused_for_want_of_permission_is_a_denial(claude_binary, tmp_path, monkeypatch):
+    """Claude Code fires no hook for a refused call; PostToolBatch carries the refusal."""
+    from conftest import make_workspace
+    monkeypatch.delenv("SELF_LEARNING_REPO_ROOT", raising=False)
+    ws = make_workspace(tmp_path, "trusted")
+    script = [ch.tool_use("Bash", {"command": "git reset --hard", "description": "Discard"}),
+              "Understood, nothing was reset."]
+    with ch.ScriptedAnthropicServer(script) as server:
+        proc = ch.run_claude(claude_binary, ws.project, "reset the repo", server, ws.home,
+                             timeout=90, skip_permissions=False)
+    assert proc.returncode == 0, proc.stderr
+    obs = [o for o in observations(ws.store) if o.get("args") == "git reset --hard"]
+    assert [(o["event"], o.get("outcome"), o.get("reason")) for o in obs] == [
+        ("pre_tool", None, None), ("permission_denied", "denial", "This command requires approval")]
