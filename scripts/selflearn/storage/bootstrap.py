@@ -48,22 +48,22 @@ def ensure_gitignore(repo_root: str) -> Optional[str]:
 
 
 def ensure_attributes(repo_root: str) -> Optional[str]:
-    """Add ``provenance.UNION_LINE`` to ``.gitattributes`` (to the clone's ``info/attributes``
-    when ``.gitattributes`` is a link, a shared file); the file changed, or None when one
-    already holds it."""
+    """Append ``provenance.UNION_LINE`` to ``.gitattributes`` (to the clone's
+    ``info/attributes`` when ``.gitattributes`` is a link, a shared file); the file changed,
+    or None when one already holds it."""
     from .provenance import UNION_LINE, attribute_files
     files = attribute_files(repo_root)
     if any(line.strip() == UNION_LINE for path in files for line in _read(path).splitlines()):
         return None
-    path = files[0] if not os.path.islink(files[0]) or len(files) < 2 else files[1]
+    path = files[-1] if os.path.islink(files[0]) else files[0]
+    if os.path.islink(path):  # a shared file and no clone of our own to write to instead
+        return None
     text = _read(path)
-    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
-    sep = "" if not text or text.endswith("\n") else "\n"
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    store.atomic_write(path, f"{text}{sep}# self-learning-skills stores are append-only: a merge "
-                             f"keeps both sides' lines\n{UNION_LINE}\n", private=False)
-    if mode is not None:
-        os.chmod(path, mode)
+    with open(path, "a", encoding="utf-8") as fh:  # only appended to: every byte there stays
+        fh.write(("" if not text or text.endswith("\n") else "\n")
+                 + "# self-learning-skills stores are append-only: a merge keeps both sides' "
+                 f"lines\n{UNION_LINE}\n")
     return path
 
 
