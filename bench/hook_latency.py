@@ -4,8 +4,9 @@
 Prints the hook's median next to `python3 -S -c pass` measured in the same
 run, and their ratio (target: <= 1.3x), plus a second firing of each event
 (a double registration: the twin check drops it). Each run is a new tool use.
-Runs against a throwaway repo.
-Usage: python3 bench/hook_latency.py [--runs 200]
+Runs against a throwaway repo. ``--against`` times another copy of the entry point in
+the same loop (e.g. the code before a change: ``git archive HEAD scripts | tar -x -C DIR``).
+Usage: python3 bench/hook_latency.py [--runs 200] [--against DIR/scripts/self_learning.py]
 """
 import argparse
 import json
@@ -40,31 +41,41 @@ def timed(cmd, stdin: bytes, env) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
-    runs = parser.parse_args().runs
-    with tempfile.TemporaryDirectory() as repo:
-        env = {**os.environ, "SELF_LEARNING_REPO_ROOT": repo, "SELF_LEARNING_USER": "bench"}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
-        payload = json.dumps(PAYLOAD).encode()
+    parser.add_argument("--against", help="another self_learning.py, timed interleaved")
+    args = parser.parse_args()
+    runs, scripts = args.runs, [SCRIPT] + ([args.against] if args.against else [])
+    with tempfile.TemporaryDirectory() as tmp:
         base_cmd = [sys.executable, "-S", "-c", "pass"]
-        hook_cmd = [sys.executable, "-S", SCRIPT, "hook", "--agent", "claude"]
-        timed(hook_cmd, payload, env)  # warm the bytecode cache
-        base, hook, twin = [], [], []
+        hooks = []  # (env, command) per script, each with its own store
+        for n, script in enumerate(scripts):
+            env = {**os.environ, "SELF_LEARNING_REPO_ROOT": os.path.join(tmp, str(n)),
+                   "SELF_LEARNING_USER": "bench"}
+            env.pop("PYTHONDONTWRITEBYTECODE", None)  # agents run hooks with bytecode caching on
+            os.mkdir(env["SELF_LEARNING_REPO_ROOT"])
+            hooks.append((env, [sys.executable, "-S", script, "hook", "--agent", "claude"]))
+            timed(hooks[-1][1], json.dumps(PAYLOAD).encode(), env)  # warm the bytecode cache
+        base, hook, twin = [], [[] for _ in hooks], [[] for _ in hooks]
         for i in range(runs):  # interleave so machine noise hits all alike
             payload = json.dumps(dict(PAYLOAD, tool_use_id=f"toolu_{i:08d}")).encode()
-            base.append(timed(base_cmd, b"", env))
-            hook.append(timed(hook_cmd, payload, env))
-            twin.append(timed(hook_cmd, payload, env))  # the same event again: stored once
-        lines = open(os.path.join(repo, ".agent-skills/self-learning/v1/users/bench/observations.jsonl")).read().count("\n")
-    b, h = statistics.median(base) * 1000, statistics.median(hook) * 1000
-    t = statistics.median(twin) * 1000
+            base.append(timed(base_cmd, b"", hooks[0][0]))
+            for n, (env, cmd) in enumerate(hooks):
+                hook[n].append(timed(cmd, payload, env))
+                twin[n].append(timed(cmd, payload, env))  # the same event again: stored once
+        lines = [open(os.path.join(env["SELF_LEARNING_REPO_ROOT"], ".agent-skills/self-learning/v1/"
+                                   "users/bench/observations.jsonl")).read().count("\n")
+                 for env, _ in hooks]
+    b = statistics.median(base) * 1000
     print(f"python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} cores, {runs} runs each")
     print(f"{'command':<40} {'median ms':>10}")
     print(f"{'python3 -S -c pass':<40} {b:>10.2f}")
-    print(f"{'hook (PostToolUse, Bash npm test)':<40} {h:>10.2f}")
-    print(f"{'same event again (second registration)':<40} {t:>10.2f}")
-    print(f"ratio hook / bare interpreter: {h / b:.2f}x (target <= 1.30x); {lines} observations "
-          f"written for {runs + 1} events fired {2 * runs + 1} times")
-
+    for n, script in enumerate(scripts):
+        h, t = statistics.median(hook[n]) * 1000, statistics.median(twin[n]) * 1000
+        if n:
+            print(f"--against {script}")
+        print(f"{'hook (PostToolUse, Bash npm test)':<40} {h:>10.2f}")
+        print(f"{'same event again (second registration)':<40} {t:>10.2f}")
+        print(f"ratio hook / bare interpreter: {h / b:.2f}x (target <= 1.30x); {lines[n]} "
+              f"observations written for {runs + 1} events fired {2 * runs + 1} times")
 
 if __name__ == "__main__":
     main()

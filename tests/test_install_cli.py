@@ -15,7 +15,7 @@ def js(run, *args):
 def test_dry_run_writes_nothing(run, repo):
     code, out, err = run(["install-hooks", "--agent", "claude", "--dry-run"])
     assert code == 0 and err == ""
-    assert out.startswith(f"create {repo / '.claude' / 'settings.json'} with 10 claude hook entries")
+    assert out.startswith(f"create {repo / '.claude' / 'settings.json'} with 11 claude hook entries")
     assert "+++ " in out and "self_learning.py hook --agent claude" in out
     assert "\n+    \"SessionStart\": [\n" in out  # the diff as lines, not one escaped line
     assert "\\x0a" not in out
@@ -53,7 +53,9 @@ def test_invalid_settings_refused(run, repo):
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot", "cursor"])
 def test_doctor_reports_installed_agents(run, repo, agent):
     run(["install-hooks", "--agent", agent])
-    data = js(run, "doctor")
+    code, out, _ = run(["doctor"])
+    assert code == 1 and out.endswith("see the problems above\n")  # a problem fails a CI step
+    data = js(run, "doctor", "--report-only")
     assert data["agents"][agent]["installed"] == ["project"]
     assert f"{agent}: hooks installed but no event seen yet (start a session)" in data["problems"]
     assert data["healthy"] is False
@@ -62,7 +64,8 @@ def test_doctor_reports_installed_agents(run, repo, agent):
 def test_doctor_shows_errors_kill_switch_and_last_event(run, repo, store, monkeypatch):
     run(["hook", "--agent", "claude"], '{"hook_event_name": "SessionStart", "session_id": "s", "source": "startup"}')
     run(["hook", "--agent", "claude"], "not json")
-    data = js(run, "doctor")
+    assert run(["doctor"])[0] == 1  # a hook error is reported until errors.jsonl is deleted
+    data = js(run, "doctor", "--report-only")
     assert data["agents"]["claude"]["last_event"]["event"] == "session_start"
     assert data["errors"] == 1 and "not a JSON document" in data["recent_errors"][0]["error"]
     assert data["disabled"] is None

@@ -130,5 +130,5 @@ def test_doctor_names_a_linked_store_folder(store, tmp_path, run):
     elsewhere.mkdir()
     _link(store, elsewhere)
     code, out, err = run(["doctor"])
-    assert f"problem: store folder {store} is a symbolic link" in out
+    assert code == 1 and f"problem: store folder {store} is a symbolic link" in out
     assert err == ""

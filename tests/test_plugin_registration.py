@@ -60,8 +60,8 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
     settings.parent.mkdir(exist_ok=True)
     settings.write_text(json.dumps({"model": "x"}))
     js(run, "install-hooks", "--agent", "claude", "--ignore-plugin")
-    assert ours_in(settings) == 10
-    doctor = js(run, "doctor")  # not trusted yet: the plugin does not load, no double
+    assert ours_in(settings) == 11
+    doctor = js(run, "doctor", "--report-only")  # not trusted yet: the plugin does not load, no double
     assert doctor["agents"]["claude"]["registrations"] == ["project settings"]
     assert doctor["agents"]["claude"]["plugins_waiting_for_trust"] == [
         "self-learning-skills@skills-dir"]
@@ -69,7 +69,7 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
         run(["doctor"])[1]
     (home / ".claude.json").write_text(json.dumps(
         {"projects": {str(repo.parent): {"hasTrustDialogAccepted": True}}}))  # a folder above
-    doctor = js(run, "doctor")
+    doctor = js(run, "doctor", "--report-only")
     assert doctor["agents"]["claude"]["registrations"] == [
         "plugin self-learning-skills@skills-dir", "project settings"]
     (double,) = [p for p in doctor["problems"] if "registered" in p]
@@ -77,9 +77,9 @@ def test_install_takes_out_an_earlier_settings_set_and_doctor_sees_the_double(ru
                              "self-learning-skills@skills-dir, project settings)")
     assert "install-hooks --agent claude --scope project" in double
     data = js(run, "install-hooks", "--agent", "claude")
-    assert "remove 10 claude hook entries" in data["changes"][0]["summary"]
+    assert "remove 11 claude hook entries" in data["changes"][0]["summary"]
     assert ours_in(settings) == 0 and json.loads(settings.read_text()) == {"model": "x"}
-    doctor = js(run, "doctor")
+    doctor = js(run, "doctor", "--report-only")
     assert doctor["agents"]["claude"]["registrations"] == ["plugin self-learning-skills@skills-dir"]
     assert not [p for p in doctor["problems"] if "registered" in p]
 
@@ -89,7 +89,7 @@ def test_a_disabled_plugin_gets_the_settings_entries(run, repo, home, monkeypatc
     local = repo / ".claude" / "settings.local.json"
     local.write_text(json.dumps({"enabledPlugins": {"self-learning-skills@skills-dir": False}}))
     data = js(run, "install-hooks", "--agent", "claude")
-    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 10
+    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 11
 
 
 def test_user_skills_folder_and_installed_plugins_count_too(run, repo, home, monkeypatch):
@@ -116,20 +116,20 @@ def test_a_marketplace_install_of_the_plugin_counts(run, repo, home, monkeypatch
 def test_without_a_manifest_it_is_a_plain_skill_folder(run, repo, home, monkeypatch):
     place_skill(repo / ".claude" / "skills" / "self-learning-skills", monkeypatch, manifest=False)
     data = js(run, "install-hooks", "--agent", "claude")
-    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 10
+    assert data["plugin"] is None and ours_in(repo / ".claude" / "settings.json") == 11
 
 
 def test_doctor_reports_project_and_user_hooks_of_one_agent(run, repo, home, monkeypatch):
     place_skill(repo / "vendor" / "self-learning-skills", monkeypatch)
     js(run, "install-hooks", "--agent", "codex")
     js(run, "install-hooks", "--agent", "codex", "--scope", "user")
-    doctor = js(run, "doctor")
+    doctor = js(run, "doctor", "--report-only")
     (double,) = [p for p in doctor["problems"] if "registered" in p]
     assert double.startswith("codex: hooks registered 2 times (project settings, user settings)")
     assert double.endswith("uninstall-hooks --agent codex --scope user`")
     assert doctor["healthy"] is False
     js(run, "uninstall-hooks", "--agent", "codex", "--scope", "user")
-    assert not [p for p in js(run, "doctor")["problems"] if "registered" in p]
+    assert not [p for p in js(run, "doctor", "--report-only")["problems"] if "registered" in p]
 
 
 def test_suggest_hooks_counts_the_plugin_as_hooks(run, repo, home, monkeypatch):

@@ -257,6 +257,37 @@ def test_default_discovery_finds_sessions_and_subagents(run, repo, store, fake_h
     assert observations(store)[-1]["tool"] == "Glob"
 
 
+def test_a_folder_of_project_folders_reads_the_transcripts_below_it(run, store, tmp_path,
+                                                                    transcript):
+    """~/.claude/projects/ holds a folder per project: each one's sessions and subagents."""
+    projects = tmp_path / "projects"
+    for project in ("-home-dev-app", "-home-dev-lib"):
+        (projects / project / SESSION / "subagents").mkdir(parents=True)
+        shutil.copy(transcript, projects / project / f"{SESSION}.jsonl")
+    (projects / "-home-dev-lib" / SESSION / "subagents" / "agent-1.jsonl").write_text(lines_of(
+        {**tool_use("toolu_sub", "Glob", {"pattern": "*.py"}), "isSidechain": True},
+        tool_result("toolu_sub", "a.py")))
+    too_deep = projects / "a" / "b" / "c" / "d"
+    too_deep.mkdir(parents=True)
+    shutil.copy(transcript, too_deep / "deep.jsonl")
+    data = ingest(run, projects)
+    assert [os.path.relpath(f["path"], projects) for f in data["files"]] == [
+        f"-home-dev-app/{SESSION}.jsonl", f"-home-dev-lib/{SESSION}.jsonl",
+        f"-home-dev-lib/{SESSION}/subagents/agent-1.jsonl"]
+    assert data["added_total"] > 0 and observations(store)[-1]["tool"] == "Glob"
+
+
+def test_a_folder_without_transcripts_says_what_it_expected(run, repo, tmp_path):
+    (tmp_path / "empty" / "project").mkdir(parents=True)
+    code, out, err = run(["ingest-transcripts", str(tmp_path / "empty")])
+    assert code == 0 and out.endswith("added 0 observation(s) from 0 file(s); 0 already recorded\n")
+    assert err == (f"self_learning: warning: ingest-transcripts: no .jsonl file in "
+                   f"{tmp_path / 'empty'} or the 3 levels of folders below it; pass Claude Code "
+                   "transcripts (files, a project's folder or a folder of them, as "
+                   "~/.claude/projects/ is), or nothing to read "
+                   f"{transcripts.project_dir(str(repo))}\n")
+
+
 def test_claude_config_dir_moves_the_projects_folder(monkeypatch, tmp_path):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
     assert transcripts.projects_home() == str(tmp_path / "cfg" / "projects")

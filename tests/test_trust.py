@@ -241,7 +241,7 @@ def test_doctor_reports_loose_modes_and_repair_apply_tightens_them(run, store):
     assert run(["record"], json.dumps({"aha_cards": [{"title": "one lesson"}]}))[0] == 0
     os.chmod(store / "aha_cards.jsonl", 0o644)
     os.chmod(store, 0o755)
-    data = js(run, "doctor")
+    data = js(run, "doctor", "--report-only")
     assert {i["path"] for i in data["loose_modes"]} == {".", "aha_cards.jsonl"}
     assert any("aha_cards.jsonl has mode 0644: others can read it" in p for p in data["problems"])
     code, out, _ = run(["repair"])

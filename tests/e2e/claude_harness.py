@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -46,14 +47,12 @@ _WRAPPER_BINARY = Path("@anthropic-ai") / "claude-code" / "bin" / "claude.exe"
 _install_lock = threading.Lock()
 
 REPO = Path(__file__).resolve().parents[2]
-# What a user's copy of the folder does not carry: VCS data, test venvs, caches, stores.
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv-test*", "__pycache__", ".pytest_cache",
-                                    ".hypothesis", ".agent-skills", "node_modules")
 
 
 def copy_skill(dest: Path) -> Path:
-    """The whole skill folder to ``dest``, as a user copies it."""
-    shutil.copytree(REPO, dest, ignore=NOT_COPIED)
+    """The skill to ``dest`` as the README tells a user to copy it (``install-skill``)."""
+    subprocess.run([sys.executable, str(REPO / "scripts" / "self_learning.py"), "install-skill",
+                    "--to", str(dest)], check=True, capture_output=True)
     return dest
 
 
@@ -545,15 +544,17 @@ def claude_env(server: ScriptedAnthropicServer, home: Union[str, Path],
 def run_claude(binary: Union[str, Path], project_dir: Union[str, Path], prompt: str,
                server: ScriptedAnthropicServer, home: Union[str, Path],
                extra_env: Optional[Mapping[str, str]] = None, timeout: float = 120,
-               extra_args: Sequence[str] = ()) -> "subprocess.CompletedProcess[str]":
+               extra_args: Sequence[str] = (),
+               skip_permissions: bool = True) -> "subprocess.CompletedProcess[str]":
     """Run ``claude -p PROMPT`` in ``project_dir`` against ``server``.
 
     ``home`` becomes ``$HOME`` (the transcript lands in
-    ``home/.claude/projects/<mangled project path>/<session>.jsonl``).
+    ``home/.claude/projects/<mangled project path>/<session>.jsonl``). Without
+    ``skip_permissions`` a call that needs permission is refused: nobody is there to ask.
     """
     Path(home).mkdir(parents=True, exist_ok=True)
-    cmd = [str(binary), "-p", prompt, "--dangerously-skip-permissions",
-           "--output-format", "text", *extra_args]
+    skip = ["--dangerously-skip-permissions"] if skip_permissions else []
+    cmd = [str(binary), "-p", prompt, *skip, "--output-format", "text", *extra_args]
     return subprocess.run(cmd, cwd=str(project_dir), env=claude_env(server, home, extra_env),
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)

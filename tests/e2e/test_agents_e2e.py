@@ -15,6 +15,7 @@ import claude_harness as ch
 import codex_harness as cx
 import copilot_harness as px
 import gemini_harness as gx
+import tap
 
 pytestmark = pytest.mark.e2e
 
@@ -73,6 +74,8 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
     cli(project, "install-hooks", "--agent", agent)
     hooks = (project / hook_file).read_text()
     assert str(tmp_path) not in hooks and root in hooks
+    log = tmp_path / "payloads.jsonl"  # every payload the client sends us, logged beside us
+    tap.tap(project / hook_file, log)
     for day in DAYS:
         session(agent, launcher, project, home, day,
                 [harness.command(FAILING), harness.command(FIXED), "The port is 8080."],
@@ -80,6 +83,10 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
 
     path = project / ".agent-skills/self-learning/v1/users/tester/observations.jsonl"
     obs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(obs) == tap.stored_count(log) > 3 * len(DAYS)  # every event sent is stored
+    if agent == "gemini":  # PreCompress before every model turn: questions, not compactions
+        sent = [e for e in tap.payloads(log) if e["payload"]["hook_event_name"] == "PreCompress"]
+        assert len(sent) >= len(DAYS) and not [o for o in obs if o["event"] == "compact"]
     keys = Counter((o["session_id"], o["event"], o.get("tool_use_id"), o.get("args"), o["ts"])
                    for o in obs)
     assert set(keys.values()) == {1}, keys  # each event stored once
@@ -109,3 +116,19 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
         assert lesson["id"] not in first
         return
     assert first.count(lesson["id"]) == 1 and "settings.example.yaml" in first
+
+
+def test_copilot_firing_our_claude_entry_too_stores_each_event_once(project, tmp_path,
+                                                                     copilot_launcher):
+    """Copilot CLI also runs the hooks of .claude/settings.json, with each event cased for VS
+    Code: the same event at two entries is stored once, and every event Copilot sent is."""
+    cli(project, "install-hooks", "--agent", "copilot")
+    cli(project, "install-hooks", "--agent", "claude", "--ignore-plugin")
+    log = tmp_path / "payloads.jsonl"  # what Copilot sends to its own entry
+    tap.tap(project / ".github/hooks/self-learning.json", log)
+    session("copilot", copilot_launcher, project, tmp_path / "home", DAYS[0],
+            [px.command(FAILING), px.command(FIXED), "The port is 8080."], "which port?")
+    path = project / ".agent-skills/self-learning/v1/users/tester/observations.jsonl"
+    obs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(obs) == tap.stored_count(log) >= 8
+    assert [o["args"] for o in obs if o["event"] == "pre_tool"] == [FAILING, FIXED]

@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 import claude_harness as ch
+import tap
 
 pytestmark = pytest.mark.e2e
 
@@ -25,6 +26,9 @@ def test_real_session_is_observed_once(claude_binary, workspace):
     else:
         command = json.loads(settings.read_text())["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
         assert command.startswith('python3 -S "$CLAUDE_PROJECT_DIR"/.claude/skills/')
+    log = workspace.home / "payloads.jsonl"  # every payload Claude Code sends us, once
+    tap.tap(workspace.skill / "hooks" / "hooks.json", log, into=project / ".claude" /
+            "settings.local.json")
     notes = project / "notes.txt"
     script = [
         ch.tool_use("Bash", {"command": "npm test --silent 2>/dev/null; exit 3",
@@ -38,6 +42,7 @@ def test_real_session_is_observed_once(claude_binary, workspace):
                              workspace.home, timeout=90)
     assert proc.returncode == 0, proc.stderr
     obs = observations(store)
+    assert len(obs) == tap.stored_count(log) >= 10  # every event sent is stored, once
     keys = Counter((o["event"], o.get("tool_use_id"), o.get("prompt_id")) for o in obs)
     assert keys and set(keys.values()) == {1}, keys  # each event stored once
     assert {e for e, _, _ in keys} >= {"session_start", "prompt", "pre_tool", "tool_failure",
@@ -56,7 +61,8 @@ def test_real_session_is_observed_once(claude_binary, workspace):
     assert "ghp_" + "x" * 36 not in prompt["prompt"] and "REDACTED" in prompt["prompt"]
     assert {o["session_id"] for o in obs} == {by_event["session_start"][0]["session_id"]}
     assert not (store / "errors.jsonl").exists()
-    doctor = json.loads(run_cli("doctor", "--format", "json").stdout)
+    done = run_cli("doctor", "--format", "json")
+    doctor = json.loads(done.stdout)
     claude = doctor["agents"]["claude"]
     assert claude["last_event"]["event"] in ("session_end", "stop")
     plugin = "plugin self-learning-skills@skills-dir"
@@ -64,4 +70,22 @@ def test_real_session_is_observed_once(claude_binary, workspace):
                 "trusted-twice": [plugin, "project settings"]}[workspace.kind]
     assert claude["registrations"] == expected
     doubles = [p for p in doctor["problems"] if p.startswith("claude: hooks registered 2 times")]
-    assert len(doubles) == (workspace.kind == "trusted-twice")
+    assert len(doubles) == (workspace.kind == "trusted-twice") == done.returncode
+    assert doctor["problems"] == doubles  # a double registration, and only it, exits 1
+    assert run_cli("doctor", "--report-only").returncode == 0
+
+
+def test_a_call_refused_for_want_of_permission_is_a_denial(claude_binary, tmp_path, monkeypatch):
+    """Claude Code fires no hook for a refused call; PostToolBatch carries the refusal."""
+    from conftest import make_workspace
+    monkeypatch.delenv("SELF_LEARNING_REPO_ROOT", raising=False)
+    ws = make_workspace(tmp_path, "trusted")
+    script = [ch.tool_use("Bash", {"command": "git reset --hard", "description": "Discard"}),
+              "Understood, nothing was reset."]
+    with ch.ScriptedAnthropicServer(script) as server:
+        proc = ch.run_claude(claude_binary, ws.project, "reset the repo", server, ws.home,
+                             timeout=90, skip_permissions=False)
+    assert proc.returncode == 0, proc.stderr
+    obs = [o for o in observations(ws.store) if o.get("args") == "git reset --hard"]
+    assert [(o["event"], o.get("outcome"), o.get("reason")) for o in obs] == [
+        ("pre_tool", None, None), ("permission_denied", "denial", "This command requires approval")]

@@ -88,6 +88,7 @@ class Context:
                                      tolerant=getattr(args, "tolerant", False))
         self.store_existed = os.path.isdir(self.stores.project.root)
         self.warnings: List[str] = []  # said on stderr after the command's own
+        self.exit_code = 0  # a report that found something wrong (doctor) says so with 1
 
     @property
     def memory(self):

@@ -17,8 +17,8 @@ def _add_hook(sub) -> None:
     p = sub.add_parser("hook", help="observe one agent hook payload from stdin (always exits 0)",
                        description="Called by the agent's hook config, not by people. Reads one "
                        "payload, appends one redacted observation; never fails the agent. "
-                       "A second firing of the same event (same session, event, tool use and "
-                       "prompt, within 2 s: the hook registered twice) is stored and injected once. "
+                       "A second firing of the same event within 2 s (the hook registered "
+                       "twice) is stored and injected once. "
                        "Off when SELF_LEARNING_DISABLE=1 or .agent-skills/self-learning/disabled exists. "
                        "It takes no --repo-root, --user or --format: the store is the one of "
                        "SELF_LEARNING_REPO_ROOT, else of the agent's project folder "
@@ -111,13 +111,23 @@ def _precompile() -> None:
 
 def _add_doctor(sub) -> None:
     p = sub.add_parser("doctor", help="hooks installed and firing? store healthy? kill switch?",
-                       epilog=examples(f"{SCRIPT} doctor", f"{SCRIPT} doctor --format json"))
+                       description="Reports the kill switch, each agent's hook registrations "
+                       "and last event, the store's files and modes, links in the store and "
+                       "the hook errors logged in errors.jsonl (delete it once you have read "
+                       "it). Exits 1 when it reports a problem or a hook error, so a script or "
+                       "CI step can stop on it; --report-only exits 0 whatever it finds.",
+                       epilog=examples(f"{SCRIPT} doctor", f"{SCRIPT} doctor --format json",
+                                       f"{SCRIPT} doctor --report-only"))
+    p.add_argument("--report-only", action="store_true",
+                   help="exit 0 even when a problem is reported")
     p.set_defaults(run=_run_doctor)
 
 
 def _run_doctor(ctx: Context) -> Tuple[dict, List[str]]:
     from ..observation import doctor
     data = doctor.check(ctx.memory, ctx.repo_root, SKILL_DIR)
+    if not data["healthy"] and not ctx.args.report_only:
+        ctx.exit_code = 1
     return data, doctor.render(data)
 
 
@@ -130,6 +140,8 @@ def _add_ingest_transcripts(sub) -> None:
                        "the hooks would have recorded (source: transcript) and append them. "
                        "Default: ~/.claude/projects/<repo root, non-alphanumerics as '-'>/*.jsonl "
                        "and <session>/subagents/*.jsonl (CLAUDE_CONFIG_DIR moves ~/.claude). "
+                       "A folder given is searched 3 levels deep, so ~/.claude/projects/ reads "
+                       "every project's transcripts into this repository's store. "
                        "Only bytes appended since the last run are read (offsets: "
                        "<store>/ingest_state.json); tool calls the hooks already recorded are "
                        "skipped.",
@@ -153,5 +165,35 @@ def _run_ingest_transcripts(ctx: Context) -> Tuple[dict, List[str]]:
     return data, transcripts.render(data)
 
 
-COMMANDS = (_add_hook, _add_install_hooks, lambda s: _add_install_hooks(s, uninstall=True),
+# --- install-skill -----------------------------------------------------------------------
+
+def _add_install_skill(sub) -> None:
+    p = sub.add_parser("install-skill", help="copy what the skill needs into a repository",
+                       description="Copies SKILL.md, AGENTS.md, README.md, LICENSE.txt, "
+                       "CHANGELOG.md, .gitignore, scripts/, references/, hooks/ and "
+                       ".claude-plugin/plugin.json from this folder to --to (no benchmarks, no "
+                       "tests), and lists what it wrote in <to>/.self-learning-install.json. "
+                       "It never overwrites or removes a file it did not write (or that was "
+                       "changed since): it refuses, writing nothing. Run it again to update a "
+                       "copy it installed: files it wrote are updated, files the skill no "
+                       "longer has are removed, the rest is left as it is.",
+                       epilog=examples(f"{SCRIPT} install-skill --to "
+                                       "../my-repo/.claude/skills/self-learning-skills --dry-run",
+                                       f"{SCRIPT} install-skill --to "
+                                       "../my-repo/.claude/skills/self-learning-skills"))
+    p.add_argument("--to", required=True, metavar="FOLDER",
+                   help="the skill folder to create or update, e.g. "
+                   "<repo>/.claude/skills/self-learning-skills (or .github/skills/…, "
+                   ".codex/skills/…, .agents/skills/…)")
+    option(p, "--dry-run", "show what would be copied")
+    p.set_defaults(run=_run_install_skill)
+
+
+def _run_install_skill(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..observation import skillcopy
+    data = skillcopy.install(SKILL_DIR, ctx.args.to, ctx.args.dry_run)
+    return data, skillcopy.render(data)
+
+
+COMMANDS = (_add_install_skill, _add_hook, _add_install_hooks, lambda s: _add_install_hooks(s, uninstall=True),
             _add_doctor, _add_ingest_transcripts)

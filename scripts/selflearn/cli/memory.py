@@ -10,6 +10,7 @@ import sys
 from typing import List, Tuple
 
 from ..storage import model, paths
+from ..storage.errors import UsageError
 from .common import SCRIPT, Context, _statuses, bounded, examples, option, query_of
 
 
@@ -17,8 +18,20 @@ from .common import SCRIPT, Context, _statuses, bounded, examples, option, query
 
 def _add_init(sub) -> None:
     p = sub.add_parser("init", help="create the store (and ignore it in git)",
-                       epilog=examples(f"{SCRIPT} init", f"{SCRIPT} init --no-gitignore"))
+                       description="Creates the store folder and its files (private, 0700/"
+                       "0600) and adds .agent-skills/ to .gitignore. With --commit-store, for a "
+                       "team that commits each person's store: .gitattributes gets the line that "
+                       "merges stores as a union (git keeps both branches' lines, never a "
+                       "conflict), the cards already in the store count as this person's, and "
+                       "it prints the git command that commits the lessons. A teammate's "
+                       "committed cards are listed as imported and reach the agent only once "
+                       "accepted here (aha-status --id ID --status accepted). Details: "
+                       "references/SHARING.md.",
+                       epilog=examples(f"{SCRIPT} init", f"{SCRIPT} init --no-gitignore",
+                                       f"{SCRIPT} init --commit-store"))
     p.add_argument("--no-gitignore", action="store_true", help="do not touch .gitignore")
+    p.add_argument("--commit-store", action="store_true",
+                   help="this store will be committed: merge stores as a union in git")
     p.add_argument("--global", dest="global_", action="store_true",
                    help="create the global store instead (~/.agent-skills/...)")
     p.set_defaults(run=_run_init)
@@ -29,6 +42,9 @@ def _run_init(ctx: Context) -> Tuple[dict, List[str]]:
     from ..surfacing import index
     from ..storage.memory import Memory
     args = ctx.args
+    if args.commit_store and args.global_:
+        raise UsageError("init: --commit-store is for the project store (a team commits it); "
+                         "drop --global")
     memory = Memory(paths.global_store(ctx.user), "global") if args.global_ else ctx.memory
     result = bootstrap.ensure_store(memory.root, None if args.global_ else ctx.repo_root,
                                     gitignore=False)
@@ -42,7 +58,25 @@ def _run_init(ctx: Context) -> Tuple[dict, List[str]]:
     lines = [f"{'Created' if result['created'] else 'Store already at'} {memory.root}"]
     if result.get("gitignore_updated"):
         lines.append(f"Added .agent-skills/ to {result['gitignore_updated']}")
+    if args.commit_store:
+        result["commit_store"] = data = _commit_store(ctx)
+        lines += [f"Added the union merge of stores to {data['attributes_updated']}"
+                  if data["attributes_updated"] else "Stores already merge as a union",
+                  f"Commit your lessons: git add -f {' '.join(data['files'])} .gitattributes "
+                  "&& git commit"]
     return result, lines
+
+
+def _commit_store(ctx: Context) -> dict:
+    """The attributes line, this person's cards accepted here, the files to commit."""
+    from ..storage import bootstrap, provenance
+    changed = bootstrap.ensure_attributes(ctx.repo_root)
+    cards = [] if provenance.tracked(ctx.memory.root) else list(ctx.memory.folded("cards").values())
+    if cards:  # written here before the store was committed: this person's own
+        provenance.accept(ctx.memory.root, ctx.user, cards, written=True)
+    rel = os.path.relpath(ctx.memory.root, ctx.repo_root)
+    return {"attributes_updated": changed, "accepted": len(cards),
+            "files": [os.path.join(rel, paths.FILES[k]) for k in paths.SHARED]}
 
 
 def _add_paths(sub) -> None:
@@ -116,9 +150,10 @@ def _episode_calls(ctx: Context, payload) -> dict:
     """The trigger shape of each episode a recorded card names (when it is still in the log)."""
     from ..learning import episodes
     cards = payload.get("aha_cards") if isinstance(payload, dict) else None
-    named = {c["episode"] for c in cards or [] if isinstance(c, dict)
-             and isinstance(c.get("episode"), str) and c["episode"]}
-    out = {}
+    named = {c["episode"] for c in cards if isinstance(c, dict)
+             and isinstance(c.get("episode"), str) and c["episode"]} \
+        if isinstance(cards, list) else set()
+    out: dict = {}
     for episode in named:
         found = episodes.by_id(ctx.memory.root, episode)
         if found is not None:
@@ -167,7 +202,8 @@ def _run_status(ctx: Context) -> Tuple[dict, List[str]]:
     from ..storage import update
     a = ctx.args
     data = update.set_status(ctx.memory, a.kind, a.id, a.status, a.note, getattr(a, "scope", None),
-                             accept_flagged=getattr(a, "accept_flagged", False), by=ctx.user)
+                             accept_flagged=getattr(a, "accept_flagged", False), by=ctx.user,
+                             stores=ctx.stores)
     return data, [f"{data['id']}: {data['previous_status']} → {data['status']}"]
 
 

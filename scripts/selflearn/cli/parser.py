@@ -35,7 +35,8 @@ STAGES = (
     ("store (the memory the agent and you write)",
      ("init", "record", "aha-status", "rec-status", "use", "signal", "repair", "paths")),
     ("observe (what the hooks see)",
-     ("hook", "install-hooks", "uninstall-hooks", "doctor", "ingest-transcripts")),
+     ("install-skill", "hook", "install-hooks", "uninstall-hooks", "doctor",
+      "ingest-transcripts")),
     ("learn (what recurs becomes lessons)",
      ("mine", "maintain", "decay", "correct", "reinforce", "proposals", "suggest-skills",
       "analyze")),
@@ -174,7 +175,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for warning in dict.fromkeys(warnings):  # stderr is talk; stdout stays data
             sys.stderr.write(f"{PROG}: warning: {text_mod.terminal(redact.redact_text(warning))}\n")
         _emit(args, data, lines)
-        return 0
+        return ctx.exit_code
     except SelfLearningError as err:
         _skipped(ctx)
         return _fail(err)

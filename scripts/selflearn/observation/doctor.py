@@ -159,7 +159,8 @@ def render(data: dict) -> List[str]:
         bad = f", {len(f['unreadable'])} unreadable" if f["unreadable"] else ""
         lines.append(f"  {f['file']:<24} {f['records']:>7} records {f['bytes']:>10} bytes{bad}")
     if data["errors"]:
-        lines.append(f"hook errors: {data['errors']} (latest below; full log errors.jsonl)")
+        lines.append(f"hook errors: {data['errors']} (latest below; full log errors.jsonl, "
+                     "delete it once read)")
         lines += [f"  {e.get('ts')} {e.get('agent')}: {e.get('error')}" for e in data["recent_errors"]]
     lines += [f"problem: {p}" for p in data["problems"]]
     lines.append("healthy" if data["healthy"] else "see the problems above")

@@ -28,11 +28,9 @@ AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
 # whose trigger fits at a tool call or right after a failure, a question at a turn's end.
 INJECTING = ("session_start", "prompt", "pre_tool", "tool_failure", "stop")
 LEARNING = ("stop", "session_end", "session_start")  # events after which learning may run
-# The fields that tell one event from another (those present): a second firing of our hook
-# for the same event (registered twice) matches on all of them.
-# Listed rarest first: the check looks only at the lines holding the first one present.
-TWIN_KEYS = ("tool_use_id", "prompt", "last_message", "prompt_id", "source", "event", "session_id")
-TWIN_WINDOW = 2  # seconds: a second firing of the same event this soon is the same event
+TWIN_WINDOW = 2  # seconds: a second firing of the same payload this soon is the same event
+# The largest prime below 2**30: one digit of Python's ints, so the modulo runs in C's fast path.
+DIGEST_PRIME = 1073741789
 CODEX_TAIL = 256 * 1024  # bytes of a Codex rollout file searched for a command's exit code
 
 
@@ -69,8 +67,31 @@ def _stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _new_id(prefix: str) -> str:
-    return f"{prefix}_{_stamp().replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}"
+def _compact(stamp: str) -> str:
+    return stamp.replace("-", "").replace(":", "")
+
+
+def digest(data: bytes) -> str:
+    """8 hex digits of ``data`` read as one number, modulo a prime (``hashlib`` or ``zlib``
+    would cost 0.4-0.6 ms to import; this costs ~10 us per 4 KiB)."""
+    return f"{int.from_bytes(data, 'little') % DIGEST_PRIME:08x}"
+
+
+def identity(raw: bytes, payload: dict, obs: dict, event: str) -> str:
+    """What makes two firings of our hook one event, as a digest.
+
+    A payload the agent stamps (Copilot, Gemini) is its instant, session, event and
+    arguments: Copilot fires one event at our Copilot entry and, cased for VS Code, at our
+    Claude Code entry. Otherwise (Claude Code, Codex: a call id instead) the bytes the agent
+    sent, and ``--event``. Two tool calls differ either way.
+    """
+    sent = payload.get("timestamp")
+    if isinstance(sent, int) and not isinstance(sent, bool):  # Copilot: milliseconds
+        sent = f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(sent // 1000))}.{sent % 1000:03d}Z"
+    if not isinstance(sent, str) or not sent:
+        return digest(raw + event.encode())
+    return digest("\0".join((sent, obs["event"], obs.get("session_id", ""),
+                              obs.get("args", ""))).encode("utf-8", "replace"))
 
 
 def fit_record(record: dict) -> bytes:
@@ -103,45 +124,39 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
     obs = observe.observe(payload, opts["agent"], opts["event"])
     if obs is None:
         return None
-    record = {"v": 1, "id": _new_id("obs"), "ts": _stamp(), **obs}
-    line = fit_record(record)  # may shorten long fields in place: the check sees what is stored
+    stamp, sign = _stamp(), identity(raw, payload, obs, opts["event"])
+    record = {"v": 1, "id": f"obs_{_compact(stamp)}_{sign}", "ts": stamp, **obs}
+    line = fit_record(record)
     if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
-                              unless=_twin_check(record)):
-        return None  # a second registration fired the same event: stored (and injected) once
+                              unless=_twin_check(sign)):
+        return None  # a second registration fired the same payload: stored (and injected) once
     # not stored: the whole command and the client's event name, for what is shown at a call
     record["_command"], record["_hook"] = obs.command, payload.get("hook_event_name") or ""
     return record
 
 
-def _twin_check(record: dict):
-    """A test for the store's tail: does it hold this event, stored in the last ``TWIN_WINDOW`` s?
+def _twin_check(sign: str):
+    """A test for the store's tail: does it hold this payload, stored in the last ``TWIN_WINDOW`` s?
 
-    The same event agrees on every ``TWIN_KEYS`` field it has; two registrations
-    of our hook (plugin and settings, project and user) fire it within
-    milliseconds of each other.
+    An observation's id ends with its event's digest (``identity``), so two registrations
+    of our hook (plugin and settings, project and user), which fire within milliseconds
+    of each other, make the same id; its ``ts`` follows it on the line.
     """
-    if not record.get("session_id"):
-        return None
-    needles = [f'"{k}": {fastjson.dumps(record[k])}'.encode("utf-8", "replace")
-               for k in TWIN_KEYS if record.get(k)]
     if fs.env("SELF_LEARNING_NOW"):
-        stamps = [record["ts"]]  # the fake clock stands still
+        stamps = {_stamp().encode()}  # the fake clock stands still
     else:
         now = time.time()
-        stamps = [time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - k))
-                  for k in range(TWIN_WINDOW + 1)]
-    stamps = [f'"ts": "{s}"'.encode() for s in stamps]
-
-    rare, rest = needles[0], needles[1:]
+        stamps = {time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - k)).encode()
+                  for k in range(TWIN_WINDOW + 1)}
+    needle = f'_{sign}", "ts": "'.encode()
 
     def seen(tail: bytes) -> bool:
-        at = tail.find(rare)
-        while at >= 0:  # only the lines holding the rarest field are looked at
-            start, end = tail.rfind(b"\n", 0, at) + 1, tail.find(b"\n", at)
-            line = tail[start:end if end >= 0 else len(tail)]
-            if all(n in line for n in rest) and any(s in line for s in stamps):
+        at = tail.find(needle)
+        while at >= 0:  # one search of the tail; a digest is rarely there at all
+            at += len(needle)
+            if tail[at:at + 20] in stamps:
                 return True
-            at = tail.find(rare, end if end >= 0 else len(tail))
+            at = tail.find(needle, at)
         return False
     return seen
 

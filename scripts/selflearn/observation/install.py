@@ -57,7 +57,7 @@ AGENTS: Dict[str, Agent] = {
             (("SessionStart", 10, None), ("UserPromptSubmit", 5, None),
              ("PreToolUse", 5, "*"), ("PostToolUse", 5, "*"),
              ("PostToolUseFailure", 5, "*"), ("PermissionDenied", 5, "*"),
-             ("PreCompact", 10, None), ("Stop", 10, None),
+             ("PostToolBatch", 5, None), ("PreCompact", 10, None), ("Stop", 10, None),
              ("StopFailure", 5, None), ("SessionEnd", 10, None)),
             "timeout", False, "CLAUDE_PROJECT_DIR",
         ),

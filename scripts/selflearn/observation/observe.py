@@ -21,11 +21,21 @@ AGENTS = ("claude", "codex", "gemini", "copilot", "cursor")
 
 
 
-SKIPPED = {"MessageDisplay", "PostToolBatch", "FileChanged", "InstructionsLoaded",
+SKIPPED = {"MessageDisplay", "FileChanged", "InstructionsLoaded",
             "BeforeModel", "AfterModel", "BeforeToolSelection", "afterAgentThought",
             "beforeTabFileRead", "afterTabFileEdit"}
+# Gemini CLI fires PreCompress before every model turn and only then checks whether the history
+# is long enough to compress; no hook reports the outcome. A /compress (trigger "manual") always
+# compresses: that one is a compaction, the automatic ones are questions.
+ASKS_ONLY = ("PreCompress", "auto")
+# A permission request is not a decision: it gets no outcome. The decision is the call's result,
+# or a refusal: what a refused call's result starts with (Claude Code's interactive prompt, its
+# headless runs with nobody to ask, a deny rule; Codex's prompt).
 OUTCOMES = {"tool_success": "success", "tool_failure": "failure", "stop_failure": "failure",
-             "permission_request": "approval", "permission_denied": "denial"}
+            "permission_denied": "denial"}
+REFUSALS = ("The user doesn't want to proceed with this tool use",
+            "This command requires approval", "Claude requested permissions to ",
+            "exec command rejected by user", "patch rejected by user")
 
 
 def put_shared(obs: Obs, p: dict, event: str, name: str, get) -> None:
@@ -53,6 +63,31 @@ _CLAUDE_EVENTS = {
     "StopFailure": "stop_failure", "SubagentStart": "subagent_start",
     "SubagentStop": "subagent_stop", "PreCompact": "compact", "PostCompact": "compact",
     "Notification": "notification"}
+
+
+def refusal(text: str) -> str:
+    """The reason, when a call's result says the permission system refused it; else ''."""
+    line = text.strip().split("\n", 1)[0]
+    if line.startswith(REFUSALS) or (line.startswith("Permission to ") and " has been denied" in line):
+        return line.split(". ", 1)[0].rstrip(".")
+    return ""
+
+
+def _refused(p: dict, name: str):
+    """A Claude Code or Codex payload whose call was refused, as the PermissionDenied it is.
+
+    Claude Code fires no hook for a call refused at its prompt: PostToolBatch lists it
+    (``tool_calls``) with the refusal as its result, and a transcript has it as an error
+    result. Other batches are skipped (None); other payloads come back as they are.
+    """
+    calls = p.get("tool_calls") if name == "PostToolBatch" else [p]
+    for call in calls if isinstance(calls, list) else []:
+        call = as_dict(call)
+        reason = refusal(as_str(call.get("error")) or as_str(call.get("tool_response")))
+        if reason:
+            return dict(p, hook_event_name="PermissionDenied", reason=reason, **{
+                k: call.get(k) for k in ("tool_name", "tool_input", "tool_use_id")})
+    return None if name == "PostToolBatch" else p
 
 
 def _claude(p: dict, obs: Obs, name: str) -> str:
@@ -265,10 +300,17 @@ def observe(payload: dict, agent: str, event: str = ""):
     (``command``, never stored) for what the hook matches at the call."""
     from ..storage import redact
     p = as_dict(payload)
-    if agent not in DIALECTS:
-        agent = detect_agent(p)
+    if agent not in DIALECTS or (agent == "claude" and "timestamp" in p):
+        agent = detect_agent(p)  # Copilot runs .claude/settings.json hooks too, stamping them
     name = as_str(p.get("hook_event_name")) or event
-    if name in SKIPPED or not (name or agent == "copilot"):
+    if agent in ("claude", "codex") and name in ("PostToolUse", "PostToolUseFailure",
+                                                  "PostToolBatch"):
+        p = _refused(p, name)
+        if p is None:
+            return None
+        name = p["hook_event_name"]
+    if name in SKIPPED or not (name or agent == "copilot") \
+            or (name, p.get("trigger", "auto")) == ASKS_ONLY:
         return None
     obs = Obs(agent, redact.redact_text)
     obs.put("session_id", as_str(p.get("session_id")))

@@ -27,6 +27,8 @@ _NOT_PROMPT = ("<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr
 _INTERRUPTED = "[Request interrupted by user"
 _TYPES = ("user", "assistant", "system", "summary")  # entry types of a Claude Code transcript
 _MAX_PENDING = 200  # tool calls never answered (a killed session) must not grow the state forever
+# Folder levels searched below a folder given: ~/.claude/projects/<project>/<session>/subagents/
+MAX_DEPTH = 3
 
 
 # --- where transcripts are -----------------------------------------------------------------
@@ -44,21 +46,25 @@ def project_dir(repo_root: str) -> str:
                                                  for c in root))
 
 
-def _in_folder(folder: str) -> List[str]:
-    """Session files, then their subagents' (``<session>/subagents/agent-*.jsonl``)."""
-    names = sorted(os.listdir(folder))
-    found = [os.path.join(folder, n) for n in names
-             if n.endswith(".jsonl") and os.path.isfile(os.path.join(folder, n))]
-    for name in names:
-        sub = os.path.join(folder, name, "subagents")
-        if os.path.isdir(sub):
-            found += [os.path.join(sub, n) for n in sorted(os.listdir(sub))
-                      if n.endswith(".jsonl") and os.path.isfile(os.path.join(sub, n))]
+def _in_folder(folder: str, depth: int = MAX_DEPTH) -> List[str]:
+    """The ``.jsonl`` files of ``folder``, then those of its folders, ``depth`` levels down
+    (a project's sessions, then their subagents'; a folder of projects, project by project).
+    Links to folders are not followed."""
+    found, below = [], []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.endswith(".jsonl") and os.path.isfile(path):
+            found.append(path)
+        elif depth and os.path.isdir(path) and not os.path.islink(path):
+            below.append(path)
+    for path in below:
+        found += _in_folder(path, depth - 1)
     return found
 
 
-def discover(given: List[str], repo_root: str) -> List[str]:
-    """Transcript files named by ``given`` (files or folders), else the repo's project folder."""
+def discover(given: List[str], repo_root: str, empty: Optional[List[str]] = None) -> List[str]:
+    """Transcript files named by ``given`` (files or folders), else the repo's project folder;
+    the folders given that hold none go to ``empty``."""
     missing = [p for p in given if not os.path.exists(p)]
     if missing:
         raise UsageError(f"ingest-transcripts: {missing[0]} does not exist; pass transcript "
@@ -69,7 +75,10 @@ def discover(given: List[str], repo_root: str) -> List[str]:
     files: List[str] = []
     for path in given:
         if os.path.isdir(path):
-            files += _in_folder(path)
+            inside = _in_folder(path)
+            if not inside and empty is not None:
+                empty.append(path)
+            files += inside
             continue
         kind = fs.kind_of(os.stat(path).st_mode)
         if kind != "file":  # a FIFO or a device would block the read or never end
@@ -84,7 +93,7 @@ def discover(given: List[str], repo_root: str) -> List[str]:
 def key(obs: dict):
     """What makes an observation the same one whether a hook or a transcript saw it."""
     event, sid = obs.get("event"), obs.get("session_id")
-    if event in ("tool_success", "tool_failure") and obs.get("tool_use_id"):
+    if event in ("tool_success", "tool_failure", "permission_denied") and obs.get("tool_use_id"):
         return ("tool", obs["tool_use_id"])
     if event == "session_start":
         return (event, sid)
@@ -203,9 +212,14 @@ def ingest(memory, repo_root: str, given: List[str], since: Optional[str] = None
     if since and not since_ts:
         raise UsageError(f"ingest-transcripts: --since {since!r} is not an ISO date; "
                          "use e.g. 2025-01-31 or 2025-01-31T12:00:00Z")
-    files = discover(given, repo_root)
+    empty: List[str] = []
+    files = discover(given, repo_root, empty)
     run = _Run(memory, since_ts, dry_run, progress)
     run.data["searched"] = [] if given else [project_dir(repo_root)]
+    run.data["warnings"] = [f"ingest-transcripts: no .jsonl file in {path} or the {MAX_DEPTH} "
+                            "levels of folders below it; pass Claude Code transcripts (files, a "
+                            "project's folder or a folder of them, as ~/.claude/projects/ is), "
+                            "or nothing to read " + project_dir(repo_root) for path in empty]
     if not files:
         return run.data
     redo = "re-read every transcript (observations already stored are not duplicated)"

@@ -2,7 +2,9 @@
 
 The store is per user and may hold private notes, so the first write into a
 git repository makes sure ``.agent-skills/`` is ignored, unless a line
-already ignores it or the user said ``init --no-gitignore``.
+already ignores it or the user said ``init --no-gitignore``. A team that commits its
+stores (``init --commit-store``) gets the ``.gitattributes`` line that merges them as a
+union (``ensure_attributes``); files already there keep every line they had.
 """
 
 import os
@@ -42,6 +44,26 @@ def ensure_gitignore(repo_root: str) -> Optional[str]:
     store.atomic_write(path, _added(text), private=False)
     if mode is not None:
         os.chmod(path, mode)  # the replacement keeps the person's mode (0664, 0444, …)
+    return path
+
+
+def ensure_attributes(repo_root: str) -> Optional[str]:
+    """Append ``provenance.UNION_LINE`` to ``.gitattributes`` (to the clone's
+    ``info/attributes`` when ``.gitattributes`` is a link, a shared file); the file changed,
+    or None when one already holds it."""
+    from .provenance import UNION_LINE, attribute_files
+    files = attribute_files(repo_root)
+    if any(line.strip() == UNION_LINE for path in files for line in _read(path).splitlines()):
+        return None
+    path = files[-1] if os.path.islink(files[0]) else files[0]
+    if os.path.islink(path):  # a shared file and no clone of our own to write to instead
+        return None
+    text = _read(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:  # only appended to: every byte there stays
+        fh.write(("" if not text or text.endswith("\n") else "\n")
+                 + "# self-learning-skills stores are append-only: a merge keeps both sides' "
+                 f"lines\n{UNION_LINE}\n")
     return path
 
 

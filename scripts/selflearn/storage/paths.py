@@ -20,6 +20,9 @@ FILES = {
     "surfacings": "surfacings.jsonl",
     "corrections": "corrections.jsonl",
 }
+# What a person commits for a team (init --commit-store): lessons and their evidence, not the
+# observation log (large, and each person's own).
+SHARED = ("cards", "recs", "signals", "events", "backports")
 
 
 def _skill_home_parent(path: str):

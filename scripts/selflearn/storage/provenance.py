@@ -1,21 +1,25 @@
 """Imported stores: a project store that git tracks came from someone else's commit.
 
 Owns telling whether git tracks a store folder (the repository's index names a file under
-it) and the local acceptances of its cards, kept outside the repository in the user's
-global store (``imported_accepted.jsonl``: ``{v, ts, store, id, digest}``), where a commit
-cannot forge them. A card of a tracked store counts as ``imported`` (listed, never injected,
-promoted or exported) until a local person accepts that exact content (``screen.digest``).
+it), whether the team committed stores (``UNION_LINE`` in the repository's attributes), which
+teammates' stores the repository holds, and the local acceptances of cards, kept outside the
+repository in the user's global store (``imported_accepted.jsonl``: ``{v, ts, store, id,
+digest}``), where a commit cannot forge them. A card of a tracked store counts as ``imported``
+(listed, never injected, promoted or exported) until a local person accepts that exact content
+(``screen.digest``); what a person writes into their own store here counts as accepted.
 Imports only storage modules; must not import any stage above.
 """
 
 import mmap
 import os
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from . import model, paths, store
 from .content import digest
 
 ACCEPTED_FILE = "imported_accepted.jsonl"
+# Stores are append-only JSONL: a merge of two branches keeps the lines of both (git's union).
+UNION_LINE = "/" + "/".join(paths.STORE_PARTS) + "/*/*.jsonl merge=union"
 _CACHE: Dict[tuple, bool] = {}
 
 
@@ -89,35 +93,80 @@ def _ls_files(repo: str, rel: str) -> bool:
     return bool(done.stdout.strip(b"\0"))
 
 
+def attribute_files(repo_root: str) -> List[str]:
+    """Where git reads attributes for the whole repository: ``.gitattributes``, then the
+    clone's own ``info/attributes`` (where a linked ``.gitattributes`` is not rewritten)."""
+    git_dir = _git_dir(repo_root)
+    return [os.path.join(repo_root, ".gitattributes")] + (
+        [os.path.join(git_dir, "info", "attributes")] if git_dir else [])
+
+
+def committed(store_root: str) -> bool:
+    """The store is, or is meant to be, committed: git tracks it, or the repository merges
+    stores as a union (``init --commit-store`` wrote ``UNION_LINE``)."""
+    if tracked(store_root):
+        return True
+    repo = repo_of(store_root)
+    for path in attribute_files(repo) if repo else []:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                if any(line.strip() == UNION_LINE for line in fh):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def teammates(repo_root: str, user: str) -> List[str]:
+    """The store folders of other users that git tracks in ``repo_root`` (teammates'
+    committed stores), in name order."""
+    folder = os.path.join(repo_root, *paths.STORE_PARTS)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names if n != user
+            and os.path.isdir(os.path.join(folder, n)) and tracked(os.path.join(folder, n))]
+
+
 def _accepted_path(user: str) -> str:
     return os.path.join(paths.global_store(user), ACCEPTED_FILE)
 
 
-def acceptances(store_root: str, user: str) -> Dict[str, str]:
-    """Card id -> digest a local person accepted, for this store."""
+def acceptances(store_root: str, user: str) -> Dict[str, Tuple[str, bool]]:
+    """Card id -> (digest, written here) a local person accepted or wrote, for this store
+    (the latest record per id)."""
     records, _ = store.read(_accepted_path(user))
     key = os.path.abspath(store_root)
-    return {r["id"]: r["digest"] for r in records if r.get("store") == key
-            and isinstance(r.get("id"), str) and isinstance(r.get("digest"), str)}
+    return {r["id"]: (r["digest"], r.get("written") is True) for r in records
+            if r.get("store") == key and isinstance(r.get("id"), str)
+            and isinstance(r.get("digest"), str)}
 
 
-def accept(store_root: str, user: str, card: dict) -> None:
-    """Record that a local person accepted this content of an imported card."""
-    store.append(_accepted_path(user), [{"v": model.SCHEMA_VERSION, "ts": model.iso(),
-                                         "store": os.path.abspath(store_root), "id": card["id"],
-                                         "digest": digest(card)}], durable=True)
+def accept(store_root: str, user: str, cards: List[dict], written: bool = False) -> None:
+    """Record that a local person accepted this content of these cards (``written``: wrote
+    it into their own store here)."""
+    stamp, key = model.iso(), os.path.abspath(store_root)
+    extra = {"written": True} if written else {}
+    store.append(_accepted_path(user), [{"v": model.SCHEMA_VERSION, "ts": stamp, "store": key,
+                                         "id": c["id"], "digest": digest(c), **extra}
+                                        for c in cards], durable=True)
 
 
 def mark(cards: Dict[str, dict], store_root: str, user: str) -> Tuple[int, int]:
-    """In a tracked store, mark every card ``_tracked`` and those no local person accepted
-    ``_imported`` (in memory only); returns (imported, accepted locally)."""
+    """In a tracked store, mark the cards that came with a commit ``_tracked`` and those no
+    local person accepted ``_imported`` (in memory only); a card written here is neither.
+    Returns (imported, accepted locally)."""
     if not cards or not tracked(store_root):
         return 0, 0
     ok = acceptances(store_root, user)
     imported = 0
     for card in cards.values():
+        sign, written = ok.get(card["id"], ("", False))
+        if sign == digest(card) and written:
+            continue  # this person's own lesson, committed
         card["_tracked"] = True  # provenance ``imported``; ``origin`` keeps what the line says
-        if ok.get(card["id"]) != digest(card):
+        if sign != digest(card):
             card["_imported"] = True
             imported += 1
     return imported, len(cards) - imported

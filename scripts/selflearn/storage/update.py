@@ -9,7 +9,7 @@ from typing import List, Optional
 
 from . import content, model, redact
 from .errors import UsageError
-from .memory import Memory
+from .memory import Memory, Stores
 
 
 def _text(command: str, flag: str, value: Optional[str]) -> None:
@@ -57,15 +57,21 @@ def new_version(record: dict, **changes) -> dict:
 
 def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[str] = None,
                scope: Optional[str] = None, accept_flagged: bool = False,
-               by: str = "") -> dict:
+               by: str = "", stores: Optional[Stores] = None) -> dict:
     """Append a version of card/rec ``rid`` with a new status (and scope).
 
     Accepting a card the safety screen flags needs ``accept_flagged`` (a person who read
-    it); the acceptance is recorded in the card (``screen_accepted``) and a signal.
+    it); the acceptance is recorded in the card (``screen_accepted``) and a signal. A card
+    of a teammate's store (``stores.teammates``) gets its new version in ``memory``: the
+    person's own store holds what they decided about it from then on.
     """
     command, name = ("aha-status", "cards") if kind == "card" else ("rec-status", "recs")
     _text(command, "--note", note)
     records = memory.folded(name)
+    mate, theirs = stores.teammate_card(rid) if kind == "card" and stores is not None \
+        and rid not in records else (None, None)
+    if theirs is not None:
+        records = dict(records, **{rid: theirs})
     _require([rid], records, command, "card" if kind == "card" else "recommendation")
     status = model.normalize_status(status)
     allowed = model.CARD_STATUSES if kind == "card" else model.REC_STATUSES
@@ -102,7 +108,7 @@ def set_status(memory: Memory, kind: str, rid: str, status: str, note: Optional[
     memory.append_all(writes)  # the version and its signal, or neither
     if kind == "card" and status == "accepted" and records[rid].get("_imported"):
         from . import provenance  # a committed store: the acceptance is kept outside it
-        provenance.accept(memory.root, by or "unknown", version)
+        provenance.accept(mate.root if mate else memory.root, by or "unknown", [version])
     return {"id": rid, "status": status, "previous_status": records[rid].get("status")}
 
 

@@ -55,14 +55,21 @@ def render_list(data: dict) -> List[str]:
     for item in data["items"]:
         rel = f" rel {item['relevance']:.2f}" if item.get("relevance") else ""
         lines.append(f"{item['id']}  [{item['status']}, {item['scope']}, score {item['score']}, "
-                     f"conf {item['confidence']}{rel}]"
-                     f"{' (global)' if item['store'] == 'global' else ''}  {item['title']}")
+                     f"conf {item['confidence']}{rel}]{_where(item)}  {item['title']}")
         if item.get("when_to_use"):
             lines.append(f"    when: {item['when_to_use']}")
         lines += [f"    correction: {c}" for c in (item.get("corrections") or [])[:3]]
     if data["total"] > data["count"]:
         lines.append(f"({data['total'] - data['count']} more; raise --limit or narrow with --query)")
     return lines
+
+
+def _where(item: dict) -> str:
+    """`` (global)``, or whose committed store a teammate's card is in and whether it was
+    accepted here."""
+    if item.get("owner"):
+        return f" ({item['owner']}'s, {item.get('provenance', 'imported')})"
+    return " (global)" if item["store"] == "global" else ""
 
 
 def _window_start(days: Optional[float], since: Optional[str], now: float) -> float:

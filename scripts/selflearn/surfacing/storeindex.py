@@ -196,8 +196,10 @@ def of(memory) -> Optional["Index"]:
 
 
 def of_stores(stores) -> Optional["Index"]:
-    """The index when ``stores`` is the project store alone (merging a global one reads in full)."""
-    return None if stores.global_ is not None else of(stores.project)
+    """The index when ``stores`` is the project store alone (merging a global one or
+    teammates' cards reads in full)."""
+    alone = stores.global_ is None and not getattr(stores, "teammates", None)
+    return of(stores.project) if alone else None
 
 
 def path_of(memory) -> str:
@@ -265,6 +267,8 @@ def public(record: dict) -> dict:
     out["store"] = record.get("_store", "project")
     if record.get("_tracked"):  # a store git tracks: its provenance is imported
         out["provenance"] = "imported" if record.get("_imported") else "imported, accepted here"
+    if record.get("_owner"):  # a teammate's committed store
+        out["owner"] = record["_owner"]
     out["created"] = record.get("_first_ts") or record.get("ts", "")
     out["versions"] = record.get("_versions", 1)
     return out
