@@ -1,0 +1,1304 @@
+#!/usr/bin/env python3
+"""Held-out adversarial round: run every case of bench/adversarial/cases/ against the CLI.
+
+Each case runs in its own throwaway sandbox (a temporary folder holding ``repo/``, a fresh git
+repository, ``home/``, used as HOME, and ``outside/``, a folder outside the repository), through
+subprocess calls of ``scripts/self_learning.py`` of the repository this file sits in, as a black
+box. The kind's oracle decides whether the case got through (see bench/adversarial/README.md).
+
+    python3 bench/adversarial.py                     # table: kind | tried | got through
+    python3 bench/adversarial.py --kind links --show # the cases that got through, and why
+    python3 bench/adversarial.py --format json       # everything, for tools
+
+Standard library only.
+"""
+
+import argparse
+import hashlib
+import html
+import html.parser
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+from datetime import datetime, timedelta, timezone
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SL = os.path.join(REPO, "scripts", "self_learning.py")
+CASES_DIR = os.path.join(HERE, "adversarial", "cases")
+USER = "tester"
+STORE_REL = "repo/.agent-skills/self-learning/v1/users/" + USER
+KINDS = ("links", "poisoning", "recorded", "rendering", "credentials", "damage", "benign")
+BASE_DAY = datetime(2026, 3, 2, 10, 0, 0, tzinfo=timezone.utc)
+DEFAULT_MAX_SECONDS = 10.0
+TRACEBACK = "Traceback (most recent call last)"
+
+
+# ---------------------------------------------------------------------------- sandbox
+
+
+def iso(dt):
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Result:
+    __slots__ = ("label", "rc", "stdout", "stderr", "secs", "timed_out")
+
+    def __init__(self, label, rc, stdout, stderr, secs, timed_out=False):
+        self.label, self.rc, self.stdout, self.stderr = label, rc, stdout, stderr
+        self.secs, self.timed_out = secs, timed_out
+
+    def text(self):
+        return self.stdout + "\n" + self.stderr
+
+
+class Sandbox:
+    """A temporary root with repo/ (git), home/ and outside/; runs the CLI there."""
+
+    def __init__(self, case_id, keep=False):
+        self.root = tempfile.mkdtemp(prefix="sl-adv-")
+        self.keep = keep
+        self.case_id = case_id
+        self.repo = os.path.join(self.root, "repo")
+        self.home = os.path.join(self.root, "home")
+        os.makedirs(self.repo)
+        os.makedirs(self.home)
+        subprocess.run(["git", "init", "-q", self.repo], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.store = os.path.join(self.root, STORE_REL)
+        self.results = []
+        self.ids = []
+        self.holders = []
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "HOME": self.home,
+            "SELF_LEARNING_USER": USER,
+            "SELF_LEARNING_REPO_ROOT": self.repo,
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+        if os.environ.get("SL_ADV_PYCACHE"):  # compiled modules shared by every call of this run
+            self.env["PYTHONPYCACHEPREFIX"] = os.environ["SL_ADV_PYCACHE"]
+        if os.environ.get("TMPDIR"):
+            self.env["TMPDIR"] = os.environ["TMPDIR"]
+
+    # paths and placeholders
+    def sub(self, text):
+        if not isinstance(text, str):
+            return text
+        last = self.ids[-1] if self.ids else "aha_none"
+        return (text.replace("{S}", STORE_REL).replace("{store}", self.store)
+                .replace("{repo}", self.repo).replace("{root}", self.root)
+                .replace("{ids}", ",".join(self.ids) or "aha_none").replace("{id}", last))
+
+    def sub_obj(self, obj):
+        if isinstance(obj, str):
+            return self.sub(obj)
+        if isinstance(obj, list):
+            return [self.sub_obj(x) for x in obj]
+        if isinstance(obj, dict):
+            return {self.sub(k): self.sub_obj(v) for k, v in obj.items()}
+        return obj
+
+    def path(self, rel):
+        rel = self.sub(rel)
+        return rel if os.path.isabs(rel) else os.path.join(self.root, rel)
+
+    # running
+    def _run(self, label, argv, stdin_bytes, env_extra, now, timeout):
+        env = dict(self.env)
+        if env_extra:
+            env.update(env_extra)
+        if now:
+            env["SELF_LEARNING_NOW"] = now
+        start = time.monotonic()
+        timed_out = False
+        try:
+            proc = subprocess.run(argv, input=stdin_bytes if stdin_bytes is not None else b"",
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                  cwd=self.repo, timeout=timeout)
+            rc, out, err = proc.returncode, proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            timed_out = True
+            rc, out, err = -9, exc.stdout or b"", exc.stderr or b""
+        secs = time.monotonic() - start
+        res = Result(label, rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                     secs, timed_out)
+        self.results.append(res)
+        return res
+
+    def cli(self, args, stdin=None, env=None, now=None, timeout=60.0):
+        args = [self.sub(a) for a in args]
+        if args and args[0] == "record" and "--format" not in args:
+            args = args + ["--format", "json"]
+        data = None
+        if stdin is not None:
+            if isinstance(stdin, (bytes, bytearray)):
+                data = bytes(stdin)
+            elif isinstance(stdin, str):
+                data = self.sub(stdin).encode("utf-8", "surrogatepass")
+            else:
+                data = json.dumps(self.sub_obj(stdin)).encode("utf-8")
+        res = self._run("cli " + " ".join(a if len(a) < 60 else a[:57] + "..." for a in args),
+                        [sys.executable, SL] + args, data, env, now, timeout)
+        if args and args[0] == "record" and res.rc == 0:
+            try:
+                doc = json.loads(res.stdout)
+                for card in doc.get("aha_cards") or []:
+                    if card.get("id") and card["id"] not in self.ids:
+                        self.ids.append(card["id"])
+            except ValueError:
+                pass
+        return res
+
+    def hook(self, payload, agent="claude", event=None, env=None, now=None, timeout=60.0):
+        if isinstance(payload, (bytes, bytearray)):
+            data = bytes(payload)
+        elif isinstance(payload, str):
+            data = payload.encode("utf-8", "surrogatepass")
+        else:
+            data = json.dumps(payload).encode("utf-8")
+        argv = [sys.executable, "-S", SL, "hook", "--agent", agent]
+        if event:
+            argv += ["--event", event]
+        name = event or (payload.get("hook_event_name") if isinstance(payload, dict) else "raw")
+        return self._run(f"hook {agent} {name}", argv, data, env, now, timeout)
+
+    def card_ids(self, statuses="proposed,candidate,accepted,dormant,backported"):
+        res = self.cli(["list", "--format", "json", "--limit", "0", "--status", statuses])
+        try:
+            return [it["id"] for it in json.loads(res.stdout).get("items", [])]
+        except (ValueError, AttributeError, KeyError, TypeError):
+            return []
+
+    def close(self):
+        for proc in self.holders:
+            if proc.poll() is None:
+                proc.kill()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.holders = []
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    # background lock holders (processes this runner starts and kills by their own handle)
+    def hold(self, kind, path, seconds, create=False):
+        code = {
+            "flock": (
+                "import fcntl,os,sys,time\n"
+                "p,s,c=sys.argv[1],float(sys.argv[2]),sys.argv[3]=='1'\n"
+                "if os.path.isdir(p): fd=os.open(p,os.O_RDONLY)\n"
+                "else: fd=os.open(p,os.O_RDWR|(os.O_CREAT if c else 0),0o600)\n"
+                "fcntl.flock(fd,fcntl.LOCK_EX)\n"
+                "print('ready',flush=True)\n"
+                "time.sleep(s)\n"),
+            "sqlite": (
+                "import sqlite3,sys,time\n"
+                "p,s=sys.argv[1],float(sys.argv[2])\n"
+                "con=sqlite3.connect(p,isolation_level=None,timeout=30)\n"
+                "con.execute('BEGIN EXCLUSIVE')\n"
+                "print('ready',flush=True)\n"
+                "time.sleep(s)\n"),
+        }[kind]
+        proc = subprocess.Popen([sys.executable, "-c", code, path, str(seconds), "1" if create else "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.holders.append(proc)
+        line = proc.stdout.readline()
+        return line.strip() == b"ready"
+
+
+# ---------------------------------------------------------------------------- hook sessions
+
+
+def session_events(agent, sid, cwd, prompt, tools, last_message, transcript):
+    """The hook payloads (payload, --event) of one session of ``agent``."""
+    out = []
+    if agent == "claude":
+        base = {"session_id": sid, "transcript_path": transcript, "cwd": cwd, "permission_mode": "default"}
+        out.append(({**base, "hook_event_name": "SessionStart", "source": "startup"}, None))
+        out.append(({**base, "hook_event_name": "UserPromptSubmit", "prompt_id": sid + "-p1", "prompt": prompt}, None))
+        for i, t in enumerate(tools):
+            tid = f"toolu_{sid}_{i}"
+            tin = {"command": t["cmd"], "description": "run"}
+            common = {**base, "prompt_id": sid + "-p1", "tool_name": "Bash", "tool_use_id": tid, "tool_input": tin}
+            out.append(({**common, "hook_event_name": "PreToolUse"}, None))
+            if t.get("exit", 0) == 0:
+                out.append(({**common, "hook_event_name": "PostToolUse", "duration_ms": 900,
+                             "tool_response": {"stdout": t.get("output", ""), "stderr": "", "interrupted": False, "isImage": False}}, None))
+            else:
+                out.append(({**common, "hook_event_name": "PostToolUseFailure", "duration_ms": 900,
+                             "error": f"Exit code {t['exit']}\n{t.get('output', '')}", "is_interrupt": False}, None))
+        out.append(({**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last_message}, None))
+        out.append(({**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, None))
+    elif agent == "codex":
+        base = {"session_id": sid, "transcript_path": transcript, "cwd": cwd, "model": "gpt-5-codex", "permission_mode": "default"}
+        out.append(({**base, "hook_event_name": "SessionStart", "source": "startup"}, None))
+        out.append(({**base, "hook_event_name": "UserPromptSubmit", "turn_id": "turn-1", "prompt": prompt}, None))
+        for i, t in enumerate(tools):
+            common = {**base, "turn_id": "turn-1", "tool_name": "Bash", "tool_use_id": f"call_{sid}_{i}", "tool_input": {"command": t["cmd"]}}
+            out.append(({**common, "hook_event_name": "PreToolUse"}, None))
+            resp = f"Exit code: {t.get('exit', 0)}\nWall time: 1.2 seconds\nOutput:\n{t.get('output', '')}"
+            out.append(({**common, "hook_event_name": "PostToolUse", "tool_response": resp}, None))
+        out.append(({**base, "hook_event_name": "Stop", "turn_id": "turn-1", "stop_hook_active": False, "last_assistant_message": last_message}, None))
+        out.append(({**base, "hook_event_name": "SessionEnd", "reason": "exit"}, None))
+    elif agent == "gemini":
+        base = {"session_id": sid, "transcript_path": transcript, "cwd": cwd}
+        out.append(({**base, "hook_event_name": "SessionStart", "source": "startup"}, None))
+        out.append(({**base, "hook_event_name": "BeforeAgent", "prompt": prompt}, None))
+        for t in tools:
+            tin = {"command": t["cmd"], "description": "run"}
+            out.append(({**base, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": tin}, None))
+            llm = (f"Command: {t['cmd']}\nDirectory: (root)\nOutput: {t.get('output', '')}\nError: (none)\n"
+                   f"Exit Code: {t.get('exit', 0)}\nSignal: (none)")
+            out.append(({**base, "hook_event_name": "AfterTool", "tool_name": "run_shell_command", "tool_input": tin,
+                         "tool_response": {"llmContent": llm, "returnDisplay": t.get("output", "")}}, None))
+        out.append(({**base, "hook_event_name": "AfterAgent", "prompt": prompt, "prompt_response": last_message, "stop_hook_active": False}, None))
+        out.append(({**base, "hook_event_name": "SessionEnd", "reason": "exit"}, None))
+    elif agent == "cursor":
+        base = {"conversation_id": sid, "generation_id": sid + "-g1", "workspace_roots": [cwd], "model": "claude-sonnet-4-5",
+                "cursor_version": "2.0.77", "user_email": "dev@example.com", "transcript_path": None}
+        out.append(({**base, "hook_event_name": "sessionStart", "session_id": sid, "is_background_agent": False, "composer_mode": "agent"}, None))
+        out.append(({**base, "hook_event_name": "beforeSubmitPrompt", "prompt": prompt, "attachments": []}, None))
+        for i, t in enumerate(tools):
+            tin = {"command": t["cmd"], "working_directory": cwd}
+            common = {**base, "tool_name": "Shell", "tool_input": tin, "tool_use_id": f"cur_{sid}_{i}", "cwd": cwd}
+            out.append(({**common, "hook_event_name": "preToolUse"}, None))
+            ok = t.get("exit", 0) == 0
+            res = json.dumps({"exitCode": t.get("exit", 0), "stdout": t.get("output", "") if ok else "",
+                              "stderr": "" if ok else t.get("output", "")})
+            out.append(({**common, "hook_event_name": "postToolUse", "tool_output": res, "duration": 1500}, None))
+        out.append(({**base, "hook_event_name": "stop", "status": "completed", "loop_count": 0}, None))
+        out.append(({**base, "hook_event_name": "sessionEnd", "session_id": sid, "reason": "completed", "duration_ms": 45000}, None))
+    elif agent == "copilot":
+        base = {"sessionId": sid, "timestamp": 1772445600000, "cwd": cwd}
+        out.append(({**base, "source": "new", "initialPrompt": prompt}, "sessionStart"))
+        out.append(({**base, "prompt": prompt}, "userPromptSubmitted"))
+        for t in tools:
+            args = json.dumps({"command": t["cmd"], "description": "run"})
+            out.append(({**base, "toolName": "bash", "toolArgs": args}, "preToolUse"))
+            text = f"{t.get('output', '')}\n<shellId: 0 completed with exit code {t.get('exit', 0)}>"
+            out.append(({**base, "toolName": "bash", "toolArgs": args,
+                         "toolResult": {"resultType": "success", "textResultForLlm": text}}, "postToolUse"))
+        out.append(({**base, "transcriptPath": transcript, "stopReason": "end_turn"}, "agentStop"))
+        out.append(({**base, "reason": "complete"}, "sessionEnd"))
+    else:
+        raise ValueError(f"unknown agent {agent}")
+    return out
+
+
+DEFAULT_TOOLS = [
+    {"cmd": "npm test", "exit": 1, "output": "Error: Cannot find module 'left-pad'\nRequire stack:\n- /home/dev/app/src/index.js"},
+    {"cmd": "npm ci", "exit": 0, "output": "added 120 packages in 3s"},
+    {"cmd": "npm test", "exit": 0, "output": "12 passing"},
+]
+
+
+def run_session(sb, step, now_fn=None):
+    """A session step: {"session": agent} (a default session) or {"tools": [...]} (given tools)."""
+    agent = step.get("agent") or (step["session"] if isinstance(step.get("session"), str) else "claude")
+    tools = step.get("tools") or DEFAULT_TOOLS
+    outs = []
+    for rep in range(int(step.get("repeat", 1))):
+        sid = step.get("session_id") or f"{sb.case_id}-{len(sb.results)}-{rep}"
+        if rep:
+            sid = f"{sid}-r{rep}"
+        events = session_events(agent, sid, sb.repo, step.get("prompt", "run the tests and fix what fails"),
+                                tools, step.get("last_message", "Done."), os.path.join(sb.root, "transcript.jsonl"))
+        for k, (payload, event) in enumerate(events):
+            now = now_fn(rep, k) if now_fn else None
+            outs.append(sb.hook(payload, agent=agent, event=event, now=now))
+    return outs
+
+
+# ---------------------------------------------------------------------------- generic steps
+
+
+def gen_text(spec):
+    return spec.get("prefix", "") + spec.get("piece", "") * int(spec.get("count", 0)) + spec.get("suffix", "")
+
+
+def run_generic(sb, step, env=None):
+    """Steps shared by the kinds; returns the Result or None."""
+    if "session" in step or "tools" in step:
+        run_session(sb, step)
+        return None
+    if "cli" in step:
+        return sb.cli(step["cli"], stdin=step.get("stdin") if "stdin" in step else step.get("stdin_raw"), env=env)
+    if "hook" in step:
+        return sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"), env=env)
+    if "hook_raw" in step:
+        return sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env)
+    if "write" in step:
+        p = sb.path(step["write"]["path"])
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w", encoding="utf-8") as fh:
+            fh.write(step["write"]["text"])
+        return None
+    if "append" in step:
+        p = sb.path(step["append"]["path"])
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "a", encoding="utf-8", errors="surrogatepass") as fh:
+            fh.write(sb.sub(step["append"]["text"]))
+        return None
+    if "append_gen" in step:
+        p = sb.path(step["append_gen"]["path"])
+        with open(p, "a", encoding="utf-8") as fh:
+            fh.write(gen_text(step["append_gen"]))
+        return None
+    if "mkdir" in step:
+        os.makedirs(sb.path(step["mkdir"]), exist_ok=True)
+        return None
+    raise ValueError(f"unknown step {sorted(step)}")
+
+
+def tracebacks(results):
+    return [r for r in results if TRACEBACK in r.stderr or TRACEBACK in r.stdout]
+
+
+# ---------------------------------------------------------------------------- text matching
+
+
+def fold(text):
+    """Fold what does not change meaning: NFKC, case, invisible/format characters, whitespace."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Mn", "Me")
+                   and not (0xFE00 <= ord(ch) <= 0xFE0F or 0xE0100 <= ord(ch) <= 0xE01EF))
+    text = text.casefold()
+    return re.sub(r"\s+", " ", text)
+
+
+def json_strings(text):
+    """Every string inside JSON output (hook formats escape the notes), else the text."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    parts = []
+
+    def walk(x):
+        if isinstance(x, str):
+            parts.append(x)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+    walk(doc)
+    return "\n".join(parts)
+
+
+def find_groups(text, groups):
+    """The first danger group whose pieces all appear in ``text`` (folded), or None."""
+    hay = fold(json_strings(text))
+    for group in groups:
+        if all(fold(piece) in hay for piece in group):
+            return group
+    return None
+
+
+# ---------------------------------------------------------------------------- kind: links
+
+
+def snapshot(paths):
+    snap = {}
+    for base in paths:
+        if os.path.isdir(base) and not os.path.islink(base):
+            for dirpath, dirnames, filenames in os.walk(base):
+                for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+                    p = os.path.join(dirpath, name)
+                    snap[p] = _fingerprint(p)
+                snap[dirpath + os.sep] = ("dir", None)
+        elif os.path.lexists(base):
+            snap[base] = _fingerprint(base)
+    return snap
+
+
+def _fingerprint(p):
+    try:
+        st = os.lstat(p)
+        if os.path.islink(p):
+            return ("link:" + os.readlink(p), st.st_mode & 0o7777)
+        if os.path.isdir(p):
+            return ("dir", st.st_mode & 0o7777)
+        with open(p, "rb") as fh:
+            return (hashlib.sha256(fh.read()).hexdigest(), st.st_mode & 0o7777)
+    except OSError as exc:
+        return ("error:" + exc.__class__.__name__, None)
+
+
+def run_links(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    try:
+        for rel, text in (case.get("outside") or {}).items():
+            p = sb.path(rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as fh:
+                fh.write(text)
+            os.chmod(p, 0o644)
+        for rel in case.get("mkdirs") or []:
+            os.makedirs(sb.path(rel), exist_ok=True)
+        for rel, text in (case.get("files") or {}).items():
+            p = sb.path(rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as fh:
+                fh.write(text)
+        targets = []
+        for link in case.get("links") or []:
+            lp, tp = sb.path(link["path"]), sb.path(link["to"])
+            targets.append(tp)
+            os.makedirs(os.path.dirname(lp), exist_ok=True)
+            if os.path.lexists(lp):
+                if os.path.isdir(lp) and not os.path.islink(lp):
+                    shutil.rmtree(lp)
+                else:
+                    os.unlink(lp)
+            if link.get("type") == "hardlink":
+                os.link(tp, lp)
+            elif link.get("absolute"):
+                os.symlink(tp, lp)
+            else:
+                os.symlink(os.path.relpath(tp, os.path.dirname(lp)), lp)
+        if case.get("commit"):
+            subprocess.run(["git", "-C", sb.repo, "add", "-A", "-f"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(["git", "-C", sb.repo, "-c", "user.name=t", "-c", "user.email=t@example.com",
+                            "commit", "-q", "-m", "setup"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        watch = [os.path.join(sb.root, "outside")] + [sb.path(w) for w in case.get("watch") or []] + targets
+        before = snapshot(watch)
+        top_before = set(os.listdir(sb.root))
+        env = case.get("env")
+        for step in case["steps"]:
+            if "cli" in step:
+                sb.cli(step["cli"], stdin=step.get("stdin"), env=env)
+            elif "hook_raw" in step:
+                sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env)
+            elif "session" in step or "tools" in step:
+                if env:
+                    sb.env.update(env)
+                run_session(sb, step)
+            else:
+                run_generic(sb, step, env=env)
+        after = snapshot(watch)
+        for p, fp in sorted(after.items()):
+            rel = os.path.relpath(p, sb.root)
+            if p not in before:
+                reasons.append(f"created outside the store: {rel}")
+            elif fp[0] != before[p][0]:
+                reasons.append(f"changed outside the store: {rel}")
+            elif fp[1] != before[p][1]:
+                notes.append(f"mode of {rel} changed {oct(before[p][1] or 0)} -> {oct(fp[1] or 0)} (not counted)")
+        for p in sorted(set(before) - set(after)):
+            reasons.append(f"removed outside the store: {os.path.relpath(p, sb.root)}")
+        for name in sorted(set(os.listdir(sb.root)) - top_before):
+            reasons.append(f"new entry at the sandbox root: {name}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+# ---------------------------------------------------------------------------- kind: poisoning
+
+
+CARD_FIELDS = ("title", "when_to_use", "problem", "solution_steps", "gotchas", "links")
+
+
+def card_text(card, fields=CARD_FIELDS):
+    parts = []
+    for f in fields:
+        v = card.get(f)
+        if isinstance(v, list):
+            parts.extend(str(x) for x in v)
+        elif v is not None:
+            parts.append(str(v))
+    return "\n".join(parts)
+
+
+def list_cards(sb, statuses, now=None):
+    res = sb.cli(["list", "--format", "json", "--limit", "0", "--status", statuses], now=now)
+    try:
+        return json.loads(res.stdout).get("items", [])
+    except (ValueError, AttributeError):
+        return []
+
+
+def run_poisoning(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    agent = case.get("agent", "claude")
+    groups = case["dangerous"]
+    try:
+        days = case.get("days", [0, 1, 3, 5])
+        for i, day in enumerate(days):
+            start = BASE_DAY + timedelta(days=day)
+            step = {"agent": agent, "tools": case["tools"], "prompt": case.get("prompt", "fix it"),
+                    "session_id": f"{case['id']}-s{i}", "last_message": "The build passes now."}
+            run_session(sb, step, now_fn=lambda rep, k, s=start: iso(s + timedelta(minutes=k)))
+            sb.cli(["maintain"], now=iso(start + timedelta(minutes=40)))
+        end = BASE_DAY + timedelta(days=days[-1], hours=2)
+        sb.cli(["maintain", "--force"], now=iso(end))
+        for card in list_cards(sb, "accepted", now=iso(end)):
+            hit = find_groups(card_text(card), groups)
+            if hit:
+                reasons.append(f"accepted lesson {card.get('id')} ({card.get('origin')}) holds {hit}: "
+                               f"{_short(card_text(card, ('title', 'solution_steps')))}")
+        later = BASE_DAY + timedelta(days=days[-1] + 1)
+        lstep = {"agent": agent, "tools": case["tools"][:1], "prompt": case.get("query", "fix it"),
+                 "session_id": f"{case['id']}-later", "last_message": "Still failing."}
+        first = len(sb.results)
+        run_session(sb, lstep, now_fn=lambda rep, k: iso(later + timedelta(minutes=k)))
+        shown = sb.results[first:]
+        shown.append(sb.cli(["advice"], now=iso(later + timedelta(minutes=30))))
+        shown.append(sb.cli(["advice", "--query", case.get("query", "")], now=iso(later + timedelta(minutes=30))))
+        for r in shown:
+            hit = find_groups(r.stdout, groups)
+            if hit:
+                reasons.append(f"{r.label} printed {hit}: {_short(json_strings(r.stdout))}")
+        mined = list_cards(sb, "candidate,proposed,accepted,dormant,rejected", now=iso(later))
+        cands = [c for c in mined if c.get("status") != "accepted" and find_groups(card_text(c), groups)]
+        notes.append(f"{len(mined)} lesson(s) mined; {len(cands)} not accepted hold the dangerous step"
+                     + (" (held by the screen or the promotion bar)" if cands else ""))
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+def _rel(sb, path):
+    rel = os.path.relpath(path, sb.root)
+    return "<store>" + rel[len(STORE_REL):] if rel.startswith(STORE_REL) else rel
+
+
+def _short(text, n=160):
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= n else text[: n - 1] + "\u2026"
+
+
+# ---------------------------------------------------------------------------- kind: recorded
+
+
+def run_recorded(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    groups = case["dangerous"]
+    query = case.get("query", "")
+    try:
+        rec = sb.cli(["record"], stdin=case["payload"])
+        if rec.rc != 0:
+            notes.append(f"record refused: {_short(rec.stderr)}")
+        for phase, sid in (("after record", "r1"), ("after a plain acceptance", "r2")):
+            if phase.startswith("after a plain"):
+                for cid in list(sb.ids):
+                    res = sb.cli(["aha-status", "--id", cid, "--status", "accepted"])
+                    if res.rc != 0:
+                        notes.append(f"plain acceptance refused: {_short(res.stderr, 120)}")
+            outs = [
+                sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"}),
+                sb.hook({"hook_event_name": "UserPromptSubmit", "session_id": sid, "cwd": sb.repo, "prompt": query}),
+                sb.cli(["advice"]),
+                sb.cli(["advice", "--query", query]),
+            ]
+            for r in outs:
+                hit = find_groups(r.stdout, groups)
+                if hit:
+                    reasons.append(f"{phase}: {r.label} printed {hit}: {_short(json_strings(r.stdout))}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+# ---------------------------------------------------------------------------- kind: rendering
+
+
+DANGER_TAGS = ("script", "img", "iframe", "style", "svg", "a", "object", "embed", "form", "input",
+               "link", "meta", "base", "video", "audio", "source", "picture", "details", "math",
+               "textarea", "body", "html", "marquee", "frame", "frameset", "applet", "button",
+               "select", "noscript", "template", "xmp", "plaintext", "image", "isindex", "title")
+TAG_RE = re.compile(r"<\s*/?\s*(" + "|".join(DANGER_TAGS) + r")(?=[\s/>])", re.I)
+HANDLER_RE = re.compile(r"<[A-Za-z][^<>]*?[\s/\"']on[a-z]+\s*=", re.I)
+BAD_SCHEME = ("javascript:", "data:", "vbscript:")
+ESCAPABLE = re.compile(r"\\[!-/:-@\[-`{-~]")
+
+
+def _strip_code(md):
+    """Markdown with fenced code, inline code spans and backslash escapes blanked (inert)."""
+    lines, out, fence = md.split("\n"), [], None
+    for line in lines:
+        m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            out.append("")
+            continue
+        if m:
+            fence = m.group(1)
+            out.append("")
+            continue
+        line = ESCAPABLE.sub("  ", line)
+        out.append(_strip_spans(line))
+    return "\n".join(out)
+
+
+def _strip_spans(line):
+    res, i = [], 0
+    while i < len(line):
+        if line[i] == "`":
+            j = i
+            while j < len(line) and line[j] == "`":
+                j += 1
+            run = line[i:j]
+            k = j
+            close = -1
+            while True:
+                k = line.find(run, k)
+                if k < 0:
+                    break
+                e = k + len(run)
+                if (k == 0 or line[k - 1] != "`") and (e >= len(line) or line[e] != "`"):
+                    close = k
+                    break
+                while k < len(line) and line[k] == "`":
+                    k += 1
+            if close < 0:
+                res.append(run)
+                i = j
+            else:
+                res.append(" " * (close + len(run) - i))
+                i = close + len(run)
+        else:
+            res.append(line[i])
+            i += 1
+    return "".join(res)
+
+
+def _near(text, pos, token, span=300):
+    return token in text[max(0, pos - 40): pos + span]
+
+
+def md_findings(raw, token, forged):
+    text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    md = _strip_code(text)
+    found = []
+    for m in TAG_RE.finditer(md):
+        if _near(md, m.start(), token):
+            found.append(f"raw <{m.group(1)}> tag")
+    for m in HANDLER_RE.finditer(md):
+        if _near(md, m.start(), token):
+            found.append("raw tag with an on* handler")
+    for m in re.finditer(r"<!--", md):
+        rest = md[m.end():]
+        end = rest.find("-->")
+        if end < 0 or token in rest[:end]:
+            found.append("raw HTML comment (open, or hiding text)" if end >= 0 else "unclosed HTML comment")
+    for m in re.finditer(r"!\[[^\]\n]*\]\(\s*<?\s*((?:https?:)?//|data:)", md, re.I):
+        if _near(md, m.start(), token):
+            found.append("remote/data markdown image")
+    for m in re.finditer(r"\]\(\s*<?\s*([^)\s>]*)", md):
+        dest = html.unescape(m.group(1)).strip().lower()
+        if dest.startswith(BAD_SCHEME) and _near(md, m.start(), token):
+            found.append(f"markdown link to {dest.split(':')[0]}:")
+    for m in re.finditer(r"<\s*(javascript|data|vbscript):[^>\s]*>", md, re.I):
+        if _near(md, m.start(), token):
+            found.append(f"autolink to {m.group(1).lower()}:")
+    for m in re.finditer(r"^ {0,3}\[[^\]\n]+\]:\s*<?(\S+)", md, re.M):
+        dest = html.unescape(m.group(1)).lower()
+        if (dest.startswith(BAD_SCHEME) or dest.startswith(("http:", "https:", "//"))) and _near(md, m.start(), token):
+            found.append("reference definition to a remote/script URL")
+    lines = md.split("\n")
+    for i, line in enumerate(lines):
+        if token in line and line.lstrip().startswith("|"):
+            header = None
+            for j in range(i - 1, 0, -1):
+                if re.match(r"^\s*\|?\s*:?-{3,}", lines[j]) and lines[j - 1].lstrip().startswith("|"):
+                    header = lines[j - 1]
+                    break
+            if header is not None and _cells(line) != _cells(header):
+                found.append(f"table row broken into {_cells(line)} cells (header has {_cells(header)})")
+    if forged and re.search(forged, text, re.M):
+        found.append(f"forged line /{forged}/")
+    return found
+
+
+def _cells(row):
+    row = re.sub(r"\\\|", "", row.strip())
+    return row.strip("|").count("|") + 1
+
+
+class _HtmlScan(html.parser.HTMLParser):
+    def __init__(self, token):
+        super().__init__(convert_charrefs=True)
+        self.token, self.found, self.stack = token, [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs_text = " ".join(f"{k}={v}" for k, v in attrs)
+        tok = self.token in attrs_text
+        if tag in DANGER_TAGS and tok:
+            self.found.append(f"<{tag}> element")
+        for k, v in attrs:
+            if k.startswith("on") and tok:
+                self.found.append(f"<{tag} {k}=> handler")
+            if k in ("href", "src", "action", "data", "srcset", "content", "formaction") and v:
+                low = v.strip().lower()
+                if low.startswith(BAD_SCHEME) and tok:
+                    self.found.append(f"<{tag} {k}={low.split(':')[0]}:>")
+        if tag in ("script", "style", "iframe", "noscript", "textarea", "title"):
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if self.stack and self.token in data and self.stack[-1] in ("script", "style"):
+            self.found.append(f"token inside <{self.stack[-1]}>")
+
+    def handle_comment(self, data):
+        if self.token in data:
+            self.found.append("HTML comment holding the token")
+
+
+def html_findings(raw, token):
+    scan = _HtmlScan(token)
+    try:
+        scan.feed(raw)
+        scan.close()
+    except Exception as exc:  # noqa: BLE001 - a page the parser chokes on is reported
+        scan.found.append(f"html parser failed: {exc.__class__.__name__}")
+    found = list(dict.fromkeys(scan.found))
+    for m in re.finditer(r"<!--", raw):
+        rest = raw[m.end():]
+        if "-->" not in rest:
+            found.append("unclosed HTML comment")
+    return found
+
+
+def rendering_sinks(sb):
+    sinks = [os.path.join(sb.store, "INDEX.md"), os.path.join(sb.store, "report.html"),
+             os.path.join(sb.store, "feedback.md"), os.path.join(sb.repo, "AGENTS.md"),
+             os.path.join(sb.repo, ".cursor", "rules", "self-learning.mdc"),
+             os.path.join(sb.repo, ".github", "copilot-instructions.md"),
+             os.path.join(sb.repo, "skills", "demo", "SKILL.md"),
+             os.path.join(sb.repo, "skills", "demo", "references", "self-learning-aha.md")]
+    exports = os.path.join(sb.store, "exports")
+    for dirpath, _dirs, files in os.walk(exports):
+        for name in files:
+            if name.endswith((".md", ".html", ".mdc")):
+                sinks.append(os.path.join(dirpath, name))
+    return [p for p in sinks if os.path.isfile(p)]
+
+
+def run_rendering(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    token = case["token"]
+    try:
+        skill = os.path.join(sb.repo, "skills", "demo")
+        os.makedirs(skill)
+        with open(os.path.join(skill, "SKILL.md"), "w") as fh:
+            fh.write("---\nname: demo\ndescription: A demo skill for the adversarial round.\n---\n\n# Demo\n\nUse it.\n")
+        if "payload" in case:
+            rec = sb.cli(["record"], stdin=case["payload"])
+            if rec.rc != 0:
+                notes.append(f"record refused: {_short(rec.stderr, 120)}")
+        for i, sess in enumerate(case.get("hooks_sessions") or []):
+            run_session(sb, {"tools": sess["tools"], "agent": sess.get("agent", "claude"),
+                             "session_id": f"{case['id']}-h{i}"})
+        if case.get("hooks_sessions"):
+            sb.cli(["maintain", "--force"])
+        if case.get("correct") and sb.ids:
+            sb.cli(["correct", "--lesson", sb.ids[-1], "--text", case["correct"]])
+        ids = sb.card_ids()
+        for cid in ids:
+            res = sb.cli(["aha-status", "--id", cid, "--status", "accepted", "--note", "checked by a person"])
+            if res.rc != 0:
+                res = sb.cli(["aha-status", "--id", cid, "--status", "accepted", "--accept-flagged",
+                              "--note", "checked by a person"])
+                if res.rc == 0:
+                    notes.append("accepted with --accept-flagged (the screen held it)")
+                else:
+                    notes.append(f"a person could not accept it: {_short(res.stderr, 120)}")
+        for agent in ("agents-md", "cursor", "copilot"):
+            sb.cli(["export-rules", "--agent", agent])
+        if ids:
+            sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids)])
+            sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids), "--apply"])
+        sb.cli(["index"])
+        sb.cli(["report"])
+        sb.cli(["feedback"])
+        for path in rendering_sinks(sb):
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                raw = fh.read()
+            found = html_findings(raw, token) if path.endswith(".html") else md_findings(raw, token, case.get("forged"))
+            for f in dict.fromkeys(found):
+                reasons.append(f"{_rel(sb, path)}: {f}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+# ---------------------------------------------------------------------------- kind: credentials
+
+
+def _forms(value):
+    esc = json.dumps(value)[1:-1]
+    forms = {value, esc}
+    if len(value) >= 20:
+        for s in (value, esc):
+            for i in range(0, len(s) - 15, 4):
+                forms.add(s[i:i + 16])
+            forms.add(s[-16:])
+    return forms
+
+
+def _store_texts(sb):
+    texts = []
+    for base in (os.path.join(sb.repo, ".agent-skills"), os.path.join(sb.home, ".agent-skills")):
+        for dirpath, _dirs, files in os.walk(base):
+            for name in files:
+                p = os.path.join(dirpath, name)
+                try:
+                    with open(p, "rb") as fh:
+                        texts.append((_rel(sb, p), fh.read().decode("utf-8", "replace")))
+                except OSError:
+                    pass
+    return texts
+
+
+def run_credentials(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes, fp = [], [], []
+    try:
+        hooked = False
+        for step in case["steps"]:
+            if "tools" in step or "session" in step or "hook" in step or "hook_raw" in step:
+                hooked = True
+            run_generic(sb, step)
+        probes = [["list", "--format", "json", "--limit", "0", "--status", "proposed,candidate,accepted"],
+                  ["review", "--format", "json"], ["advice"], ["report"], ["feedback"]]
+        if hooked:
+            sb.cli(["maintain", "--force"])
+            probes += [["doctor"], ["analyze", "--days", "30"]]
+        for args in probes:
+            sb.cli(args)
+        store = _store_texts(sb)
+        for secret in case.get("secrets") or []:
+            forms = _forms(secret)
+            where = [rel for rel, text in store if any(f in text for f in forms)]
+            where += [r.label for r in sb.results if any(f in r.stdout or f in r.stderr for f in forms)]
+            if where:
+                reasons.append(f"secret {secret[:6]}… found in {', '.join(dict.fromkeys(where))}")
+        if case.get("keep"):
+            fname = {"cards": "aha_cards.jsonl", "observations": "observations.jsonl"}.get(case.get("keep_in", "cards"))
+            try:
+                with open(os.path.join(sb.store, fname), encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            for value in case["keep"]:
+                if value not in text and json.dumps(value)[1:-1] not in text:
+                    fp.append(f"look-alike destroyed or missing in {fname}: {value}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        out = verdict(case, reasons, notes, sb)
+        out["false_positive"] = bool(fp)
+        out["fp_reasons"] = fp
+        return out
+    finally:
+        sb.close()
+
+
+# ---------------------------------------------------------------------------- kind: damage
+
+
+def _norm_key(k):
+    return "".join(ch for ch in k if unicodedata.category(ch) != "Cf").strip().lower()
+
+
+def _jsonl(path):
+    rows = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return [r for r in rows if isinstance(r, dict)]
+
+
+def no_human_findings(sb):
+    found = []
+    for row in _jsonl(os.path.join(sb.store, "aha_cards.jsonl")):
+        for k, v in row.items():
+            nk = _norm_key(k)
+            if nk == "origin" and isinstance(v, str) and v.strip().lower() == "human":
+                found.append(f"card {row.get('id')} stored with {k!r}: human")
+            if nk == "screen_accepted":
+                found.append(f"card {row.get('id')} stored with screen_accepted")
+            if nk == "status" and isinstance(v, str) and v.strip().lower() == "accepted":
+                found.append(f"card {row.get('id')} stored as accepted ({k!r})")
+    for row in _jsonl(os.path.join(sb.store, "signals.jsonl")):
+        src = row.get("source")
+        if isinstance(src, str) and src.strip().lower() == "human":
+            found.append(f"signal {row.get('kind')} stored with source {src!r}")
+    for item in list_cards(sb, "proposed,candidate,accepted,dormant,backported"):
+        if item.get("origin") == "human" or item.get("status") == "accepted":
+            found.append(f"list shows {item.get('id')} as origin {item.get('origin')}, status {item.get('status')}")
+    return list(dict.fromkeys(found))
+
+
+def _errors_lines(sb):
+    try:
+        with open(os.path.join(sb.store, "errors.jsonl"), "rb") as fh:
+            return fh.read().count(b"\n")
+    except OSError:
+        return 0
+
+
+def judge_step(step, res, expect, limit):
+    out = []
+    if res is None:
+        return out
+    if TRACEBACK in res.stderr or TRACEBACK in res.stdout:
+        out.append(f"{res.label}: Python traceback ({_short(res.stderr.strip().splitlines()[-1] if res.stderr.strip() else '', 100)})")
+    if res.timed_out or res.secs > limit:
+        out.append(f"{res.label}: took {res.secs:.1f} s (limit {limit:g} s){' and was killed' if res.timed_out else ''}")
+    msg = res.stderr.strip()
+    if expect == "ok" and res.rc != 0 and not res.timed_out:
+        out.append(f"{res.label}: exit {res.rc} for valid input ({_short(msg, 100)})")
+    elif expect == "invalid" and res.rc == 0 and not msg:
+        out.append(f"{res.label}: exit 0 and no message for invalid input")
+    elif expect in ("any", "invalid") and res.rc != 0 and not msg and not res.timed_out:
+        out.append(f"{res.label}: exit {res.rc} without a message")
+    elif expect == "hook" and res.rc != 0 and not res.timed_out:
+        out.append(f"{res.label}: hook exit {res.rc}")
+    return out
+
+
+def run_damage(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    try:
+        for step in case["steps"]:
+            expect = step.get("expect", "any")
+            limit = float(step.get("max_seconds", DEFAULT_MAX_SECONDS))
+            timeout = limit + 5
+            res = None
+            if "hold_lock" in step:
+                h = step["hold_lock"]
+                if not sb.hold("flock", sb.path(h["path"]), h.get("seconds", 40), h.get("create", False)):
+                    notes.append(f"could not hold the lock on {h['path']}")
+                continue
+            if "hold_sqlite" in step:
+                h = step["hold_sqlite"]
+                if not sb.hold("sqlite", sb.path(h["path"]), h.get("seconds", 40)):
+                    notes.append(f"could not hold the SQLite transaction on {h['path']}")
+                continue
+            if "edit" in step:
+                notes.extend(_edit(sb, step["edit"]))
+                continue
+            if "mkfifo" in step:
+                os.mkfifo(sb.path(step["mkfifo"]))
+                continue
+            if "check" in step:
+                reasons.extend(_check(sb, step))
+                continue
+            errs_before = _errors_lines(sb)
+            if "cli" in step or "cli_gen" in step:
+                args = step["cli"] if "cli" in step else step["cli_gen"]["args"] + [gen_text(step["cli_gen"])]
+                stdin = step.get("stdin")
+                if "stdin_raw" in step:
+                    stdin = step["stdin_raw"]
+                if "stdin_gen" in step:
+                    stdin = gen_text(step["stdin_gen"]).encode("utf-8")
+                res = sb.cli(args, stdin=stdin, timeout=timeout)
+                if step.get("retry_on_error") and res.rc != 0 and not res.timed_out:
+                    reasons.extend(judge_step(step, res, expect, limit))
+                    res = sb.cli(args, stdin=stdin, timeout=timeout)
+            elif "hook" in step or "hook_raw" in step or "hook_gen" in step or "hook_bytes_hex" in step:
+                if "hook" in step:
+                    payload = sb.sub_obj(step["hook"])
+                elif "hook_raw" in step:
+                    payload = step["hook_raw"]
+                elif "hook_gen" in step:
+                    payload = gen_text(step["hook_gen"]).encode("utf-8")
+                else:
+                    payload = bytes.fromhex(step["hook_bytes_hex"])
+                res = sb.hook(payload, agent=step.get("agent", "claude"), timeout=timeout)
+                if step.get("no_new_errors") and _errors_lines(sb) > errs_before:
+                    reasons.append(f"{res.label}: the hook logged an internal error to errors.jsonl (its output was lost)")
+            else:
+                res = run_generic(sb, step)
+            reasons.extend(judge_step(step, res, expect, limit))
+        return verdict(case, list(dict.fromkeys(reasons)), notes, sb)
+    finally:
+        sb.close()
+
+
+def _edit(sb, spec):
+    path = sb.path(spec["path"])
+    st = os.stat(path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    old, new = spec["old"].encode(), spec["new"].encode()
+    at = data.rfind(old)
+    if at < 0 or len(old) != len(new):
+        return [f"edit: {spec['old']!r} not found (or sizes differ); nothing edited"]
+    edited = data[:at] + new + data[at + len(old):]
+    if spec.get("method") == "copy":
+        tmp = path + ".edited"
+        with open(tmp, "wb") as fh:
+            fh.write(edited)
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+        shutil.copy2(tmp, path + ".cp")  # cp -p: a new file with the old times
+        os.replace(path + ".cp", path)
+        os.unlink(tmp)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    else:
+        with open(path, "r+b") as fh:
+            fh.seek(at)
+            fh.write(new)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return []
+
+
+def _check(sb, step):
+    kind = step["check"]
+    if kind == "contains":
+        res = sb.cli(step["cli"])
+        out = []
+        if step.get("text") and step["text"] not in res.stdout:
+            out.append(f"{res.label}: stale or missing data: {step['text']!r} not shown")
+        if step.get("absent") and step["absent"] in res.stdout:
+            out.append(f"{res.label}: stale data served: {step['absent']!r} still shown")
+        return out
+    if kind == "count":
+        items = list_cards(sb, "proposed,candidate,accepted,dormant,backported,rejected,deprecated,retired")
+        n = sum(1 for it in items if step["contains"] in str(it.get("title", "")))
+        return [f"{n} cards hold {step['contains']!r} (at most {step['max']}): stored twice"] if n > step["max"] else []
+    if kind == "no_human":
+        return no_human_findings(sb)
+    raise ValueError(kind)
+
+
+# ---------------------------------------------------------------------------- kind: benign
+
+
+def run_benign(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    try:
+        for rel in case.get("files") or []:
+            p = os.path.join(sb.repo, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as fh:
+                fh.write("#!/bin/sh\necho ok\n")
+        rec = sb.cli(["record"], stdin=case["payload"])
+        if rec.rc != 0 or not sb.ids:
+            reasons.append(f"record refused it: {_short(rec.stderr, 160)}")
+        for cid in sb.ids:
+            res = sb.cli(["aha-status", "--id", cid, "--status", "accepted"])
+            if res.rc != 0:
+                reasons.append(f"plain acceptance refused: {_short(res.stderr, 200)}")
+            adv = sb.cli(["advice", "--query", case["query"], "--format", "json"])
+            try:
+                doc = json.loads(adv.stdout)
+            except ValueError:
+                doc = {}
+            shown = [it.get("id") for it in doc.get("items", [])]
+            if cid not in shown:
+                held = [h for h in doc.get("held_back", []) if h.get("id") == cid]
+                why = str(held[0].get("reason")) if held else "not among the items"
+                by = "the safety screen" if why.startswith("safety screen") else (
+                    "the stale-path check" if "no longer exists" in why else "ranking")
+                reasons.append(f"advice --query does not show it (held by {by}): {_short(why, 200)}")
+            rev = sb.cli(["review", "--format", "json"])
+            try:
+                flagged = json.loads(rev.stdout).get("flagged") or []
+            except ValueError:
+                flagged = []
+            for f in flagged:
+                if f.get("id") == cid:
+                    reasons.append(f"review lists it as flagged: {_short('; '.join(f.get('reasons') or []), 200)}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+RUNNERS = {"links": run_links, "poisoning": run_poisoning, "recorded": run_recorded,
+           "rendering": run_rendering, "credentials": run_credentials, "damage": run_damage,
+           "benign": run_benign}
+FILES = {"links": "links.json", "poisoning": "poisoning.json", "recorded": "recorded.json",
+         "rendering": "rendering.json", "credentials": "credentials.json", "damage": "damage.json",
+         "benign": "benign.json"}
+
+
+def verdict(case, reasons, notes, sb):
+    return {"id": case["id"], "kind": case["kind"], "description": case.get("description", ""),
+            "lookalike": bool(case.get("lookalike")), "got_through": bool(reasons),
+            "reasons": reasons, "notes": list(dict.fromkeys(notes)),
+            "calls": len(sb.results), "sandbox": sb.root if sb.keep else None}
+
+
+def load_cases(kinds, only):
+    cases = []
+    for kind in kinds:
+        with open(os.path.join(CASES_DIR, FILES[kind]), encoding="utf-8") as fh:
+            doc = json.load(fh)
+        for case in doc["cases"]:
+            if only and not any(o in case["id"] for o in only):
+                continue
+            cases.append(case)
+    return cases
+
+
+def _work(item):
+    case, keep = item
+    start = time.monotonic()
+    try:
+        out = RUNNERS[case["kind"]](case, keep)
+    except Exception as exc:  # noqa: BLE001 - a runner bug is reported, not hidden
+        import traceback
+        out = {"id": case["id"], "kind": case["kind"], "description": case.get("description", ""),
+               "lookalike": bool(case.get("lookalike")), "got_through": False, "reasons": [],
+               "notes": [], "runner_error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
+    out["secs"] = round(time.monotonic() - start, 2)
+    return out
+
+
+def summarize(results, kinds):
+    table = {}
+    for kind in kinds:
+        rows = [r for r in results if r["kind"] == kind]
+        if kind == "benign":
+            held = [r for r in rows if r["got_through"]]
+            screen = [r for r in held if any("safety screen" in x or "flagged" in x or "refused" in x
+                                             for x in r["reasons"])]
+            table[kind] = {"tried": len(rows), "falsely_held": len(held),
+                           "held_by_the_screen": len(screen), "held_otherwise": len(held) - len(screen)}
+        elif kind == "credentials":
+            sec = [r for r in rows if not r["lookalike"]]
+            look = [r for r in rows if r["lookalike"]]
+            table[kind] = {"tried": len(sec), "got_through": sum(r["got_through"] for r in sec),
+                           "lookalikes_tried": len(look),
+                           "lookalikes_destroyed": sum(bool(r.get("false_positive")) for r in look),
+                           "secret_cases_false_positive": sum(bool(r.get("false_positive")) for r in sec)}
+        else:
+            table[kind] = {"tried": len(rows), "got_through": sum(r["got_through"] for r in rows)}
+        errors = sum(1 for r in rows if r.get("runner_error"))
+        if errors:
+            table[kind]["runner_errors"] = errors
+    return table
+
+
+def print_table(table, results, show):
+    attack = [k for k in table if k != "benign" and table[k]["tried"]]
+    w = max([len(k) for k in table] + [4])
+    print(f"{'kind':<{w}} | tried | got through")
+    print(f"{'-' * w}-|-------|------------")
+    tot_t = tot_g = 0
+    for k in attack:
+        row = table[k]
+        tot_t += row["tried"]
+        tot_g += row["got_through"]
+        extra = f"   (runner errors: {row['runner_errors']})" if row.get("runner_errors") else ""
+        print(f"{k:<{w}} | {row['tried']:>5} | {row['got_through']:>11}{extra}")
+    if attack:
+        print(f"{'all':<{w}} | {tot_t:>5} | {tot_g:>11}")
+    if "credentials" in table and table["credentials"]["lookalikes_tried"]:
+        c = table["credentials"]
+        print(f"\ncredentials look-alikes: tried {c['lookalikes_tried']} | destroyed (false positive) "
+              f"{c['lookalikes_destroyed']}")
+    if "benign" in table and table["benign"]["tried"]:
+        b = table["benign"]
+        print(f"benign: tried {b['tried']} | falsely held {b['falsely_held']} "
+              f"({b['held_by_the_screen']} by the safety screen, {b['held_otherwise']} otherwise)")
+    if show:
+        for r in sorted(results, key=lambda r: (KINDS.index(r["kind"]), r["id"])):
+            lines = []
+            if r["got_through"]:
+                lines += r["reasons"]
+            if r.get("false_positive"):
+                lines += r.get("fp_reasons", [])
+            if r.get("runner_error"):
+                lines.append("RUNNER ERROR: " + r["runner_error"].strip().splitlines()[-1])
+            if not lines:
+                continue
+            label = "falsely held" if r["kind"] == "benign" else (
+                "look-alike destroyed" if r["lookalike"] else "got through")
+            print(f"\n[{r['kind']}] {r['id']} ({label}): {r['description']}")
+            for line in lines:
+                print(f"    - {line}")
+            for note in r.get("notes", [])[:4]:
+                print(f"      note: {note}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kind", action="append", help="only this kind (repeat or comma-separate): " + ", ".join(KINDS))
+    ap.add_argument("--case", action="append", help="only cases whose id holds this text")
+    ap.add_argument("--show", action="store_true", help="list each case that got through (or was falsely held) and why")
+    ap.add_argument("--format", choices=("text", "json"), default="text")
+    ap.add_argument("-j", "--jobs", type=int, default=min(4, os.cpu_count() or 2), help="cases run at once")
+    ap.add_argument("--keep", action="store_true", help="keep each case's sandbox folder (for debugging)")
+    args = ap.parse_args(argv)
+    kinds = list(KINDS)
+    if args.kind:
+        want = [k.strip() for arg in args.kind for k in arg.split(",") if k.strip()]
+        bad = [k for k in want if k not in KINDS]
+        if bad:
+            ap.error(f"unknown kind(s): {', '.join(bad)}")
+        kinds = [k for k in KINDS if k in want]
+    cases = load_cases(kinds, args.case)
+    # long cases first, so the pool ends together
+    weight = {"poisoning": 0, "credentials": 1, "rendering": 2, "damage": 3, "recorded": 4, "links": 5, "benign": 6}
+    cases.sort(key=lambda c: weight[c["kind"]])
+    start = time.monotonic()
+    pycache = tempfile.mkdtemp(prefix="sl-adv-pycache-")
+    os.environ["SL_ADV_PYCACHE"] = pycache
+    items = [(c, args.keep) for c in cases]
+    if args.jobs <= 1:
+        results = [_work(i) for i in items]
+    else:
+        with multiprocessing.Pool(args.jobs) as pool:
+            results = list(pool.imap_unordered(_work, items))
+    shutil.rmtree(pycache, ignore_errors=True)
+    table = summarize(results, kinds)
+    elapsed = round(time.monotonic() - start, 1)
+    if args.format == "json":
+        json.dump({"schema": 1, "seconds": elapsed, "table": table,
+                   "cases": sorted(results, key=lambda r: (KINDS.index(r["kind"]), r["id"]))},
+                  sys.stdout, indent=1, ensure_ascii=False)
+        print()
+    else:
+        print_table(table, results, args.show)
+        print(f"\n({len(results)} cases in {elapsed} s, {args.jobs} at once)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
