@@ -144,7 +144,8 @@ def test_needs_and_folder_narrow_the_call(repo, store):
 def test_a_compound_command_triggers_on_any_of_its_parts(repo):
     record = {"tool_kind": "shell"}
     assert jit.families_of(record, "cd web && npm test && git push") == [
-        "cd", "npm test", "git push"]
+        "cd", "npm test", "npm run test", "git push"]  # a script runner's, with and without run
+    assert jit.families_of(record, "pnpm run lint") == ["pnpm run lint", "pnpm lint"]
 
 
 def test_the_shape_of_a_failed_call():
@@ -251,3 +252,20 @@ def test_the_stale_check_resolves_a_step_where_it_ran(repo, store):
     assert advice.stale_reason(card, str(repo), {}) is None
     card = {"solution_steps": ["run `node tools/gone.js`"], "call": {"folder": "assets"}}
     assert advice.stale_reason(card, str(repo), {}) == "cites tools/gone.js, which no longer exists"
+
+
+def test_a_failure_reached_through_another_command_still_gets_its_lesson(repo, store):
+    """The error says it all: a lesson about pip3's refusal comes with python -m pip's too."""
+    seed_payload({"aha_cards": [{
+        "id": "aha_pep668", "title": "`pip3 install` fails: externally managed environment",
+        "status": "accepted", "solution_steps": ["use `uv venv` and `uv pip install`"],
+        "call": callshape.shape("Bash", "pip3 install", "pip3 install requests",
+                                "error: externally-managed-environment; This environment is "
+                                "externally managed; To install Python packages system-wide")}]})
+    triggers.refresh(Memory(str(store)), str(repo))
+    record = {"agent": "claude", "event": "tool_failure", "session_id": "s", "tool_kind": "shell",
+              "cwd": str(repo), "error": "error: externally-managed-environment\nThis "
+              "environment is externally managed\nTo install Python packages system-wide, try"}
+    assert "[aha_pep668]" in jit.at_call(record, str(repo), str(store), "python3 -m pip install x")
+    record["error"] = "error: could not find a version that satisfies the requirement x"
+    assert jit.at_call(record, str(repo), str(store), "python3 -m pip install x") == ""

@@ -46,13 +46,14 @@ def _operands(segment: str, family: str) -> List[str]:
 
 
 def needs(args: str, family: str, error: str) -> List[str]:
-    """Operands of the failed call that the error names (``config/settings.yaml``)."""
+    """Paths among the failed call's operands that the error names (``config/settings.yaml``):
+    the argument that mattered. A plain word an error repeats (``add``) is no such thing."""
     low = (error or "").lower()
     found = []
     for token in _operands(_segment(args, family), family):
         bare = token.lower().rstrip("/")
         bare = bare[2:] if bare.startswith("./") else bare
-        if len(bare) > 2 and bare in low:
+        if len(bare) > 3 and ("/" in bare or "." in bare.strip(".")) and bare in low:
             found += [w for w in words(token) if w not in found]
     return found[:MAX_WORDS]
 

@@ -27,6 +27,10 @@ SURFACINGS = "surfacings.jsonl"
 MAX_BYTES = 256 * 1024    # a larger table is not read (the writer keeps it far below)
 SCAN_BYTES = 256 * 1024   # tail of surfacings.jsonl read for what this session was shown
 PER_CALL = 2              # lessons shown at one call
+STRONG = 0.8              # share of a trigger's error words that shows it at a failure of
+                          # any family (the error says it all: pip3, pip, python -m pip)
+RUNS = ("run", "run-script")
+RUNNERS_WITH_RUN = ("npm", "pnpm", "yarn", "bun", "mise", "deno", "just", "task")
 ERROR_SHARE = 0.5         # share of a trigger's error words a failure must contain
 # (agent, event) -> the hookSpecificOutput event name that carries additionalContext there;
 # missing: that agent shows nothing of that hook to the model (references/SURFACING.md).
@@ -36,12 +40,23 @@ SHAPES = {("claude", "pre_tool"): "PreToolUse", ("claude", "tool_failure"): "Pos
 
 
 def families_of(record: dict, command: str) -> list:
-    """The families a call can trigger: each segment's of a shell line, else its family."""
+    """The families a call can trigger: each segment's of a shell line (``pnpm lint`` and
+    ``pnpm run lint`` being one), else its family."""
     if record.get("tool_kind") == "shell" and command:
         found = [command_family(seg) for seg in segments(command)]
-        return list(dict.fromkeys(f for f in found if f))
+        return list(dict.fromkeys(v for f in found if f for v in _spellings(f)))
     family = record.get("family") or record.get("tool") or ""
     return [family] if family else []
+
+
+def _spellings(family: str) -> list:
+    """A script runner's family with and without its ``run``."""
+    said = family.split()
+    if len(said) == 3 and said[1] in RUNS:
+        return [family, f"{said[0]} {said[2]}"]
+    if len(said) == 2 and said[0] in RUNNERS_WITH_RUN:
+        return [family, f"{said[0]} run {said[1]}"]
+    return [family]
 
 
 def matches(entry: dict, event: str, said: set, where: str, error_words: set) -> bool:
@@ -105,6 +120,25 @@ def candidates(table: bytes, families: list) -> list:
     return out
 
 
+def by_error(table: bytes, errors: set, found: list) -> list:
+    """Lines of other families whose error words the failure holds almost all of: the same
+    failure reached through another command. They need no family, ``needs`` or folder."""
+    out, known = [], {e["id"] for e in found}
+    for line in table.split(b"\n"):
+        if b'"error": [' not in line:
+            continue
+        try:
+            entry = fastjson.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        want = entry.get("error") if isinstance(entry, dict) else None
+        if not isinstance(want, list) or len(want) < 3 or entry.get("id") in known:
+            continue
+        if sum(1 for w in want if w in errors) >= STRONG * len(want):
+            out.append(dict(entry, needs=[], folder="", strong=True))
+    return out
+
+
 def shown_in_session(store_dir: str, session_id: str) -> set:
     """Lesson ids this session was shown since its latest session start."""
     if not session_id:
@@ -159,6 +193,8 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
         return ""
     command = command or str(record.get("args") or "")
     found = candidates(lines, families_of(record, command))
+    if event == "tool_failure":
+        found += by_error(lines, set(words(str(record.get("error") or ""))), found)
     if not found:
         return ""
     said = set(words(command))
