@@ -179,8 +179,15 @@ def tool_uses(*calls: Sequence[Any], text: str = "") -> Turn:
 ScriptItem = Union[str, Turn, ToolUse, "ApiError", Mapping[str, Any], Sequence[Any]]
 
 
-def _to_turn(item: ScriptItem) -> "Union[Turn, ApiError]":
-    if isinstance(item, (Turn, ApiError)):
+@dataclass
+class Reply:
+    """A turn written from the request it answers: ``make(body)`` returns a script item
+    (a scripted agent that reads what a hook told it)."""
+    make: Callable[[Mapping[str, Any]], Any]
+
+
+def _to_turn(item: ScriptItem) -> "Union[Turn, ApiError, Reply]":
+    if isinstance(item, (Turn, ApiError, Reply)):
         return item
     if isinstance(item, str):
         return Turn(text=item)
@@ -362,7 +369,8 @@ class ScriptedAnthropicServer:
         idx = sum(1 for m in msgs if isinstance(m, dict) and m.get("role") == "assistant")
         script = self.subagent_script if subagent else self.script
         if idx < len(script):
-            return idx, script[idx]
+            turn = script[idx]
+            return idx, _to_turn(turn.make(body)) if isinstance(turn, Reply) else turn
         return idx, Turn(text=self.subagent_text if subagent else self.final_text)
 
     def _message_events(self, turn: Turn, model: str, turn_index: Optional[int]) -> List[bytes]:

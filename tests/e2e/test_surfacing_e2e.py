@@ -115,3 +115,43 @@ def test_the_loop_closes_with_no_command_typed(claude_binary, workspace):
     assert seen and seen[0] <= 1, requests  # with the failing call's result at the latest
     lesson = json.loads((store / "triggers.jsonl").read_text().splitlines()[0])["id"]
     assert requests[seen[0]].count(lesson) == 1
+
+
+def _record_from_question(body) -> "ch.Turn":
+    """The scripted agent reads the Stop hook's question and records the lesson it asks for."""
+    text = json.dumps(body)
+    episode = text.split("(episode ")[1].split(")")[0]
+    card = {"title": "config/settings.yaml is not in the repository: read "
+                     "config/settings.example.yaml", "problem": "only the example is committed",
+            "solution_steps": [f"read `{FIX}` instead"], "episode": episode}
+    command = ("python3 .claude/skills/self-learning-skills/scripts/self_learning.py record "
+               f"<<'EOF'\n{json.dumps({'aha_cards': [card]})}\nEOF")
+    return ch.tool_use("Bash", {"command": command, "description": "Record the lesson"})
+
+
+@pytest.mark.parametrize("workspace", ["trusted"], indirect=True)
+def test_the_agent_is_asked_once_and_its_lesson_comes_back(claude_binary, workspace):
+    """#26: a session fails, recovers and says it is done; the Stop hook asks; the agent
+    records the lesson in its words; the next session gets it with the same failure and is
+    not asked again, since a lesson covers it now."""
+    project, store, home = workspace.project, workspace.store, workspace.home
+    (project / "config").mkdir()
+    (project / "config" / "settings.example.yaml").write_text("port: 8080\n")
+    first = _session(claude_binary, project, home, DAYS[0],
+                     [ch.tool_use("Bash", {"command": FAILING, "description": "Read settings"}),
+                      ch.tool_use("Bash", {"command": FIX, "description": "Read the example"}),
+                      "The port is 8080.", ch.Reply(_record_from_question), "Recorded."],
+                     "which port does the app use?")
+    last = first.main_requests[-1].text()
+    assert last.count("before you finish") == 1 and "settings.example.yaml" in last  # once
+    cards = [json.loads(line) for line in (store / "aha_cards.jsonl").read_text().splitlines()]
+    (card,) = [c for c in cards if c.get("origin") == "agent"]
+    assert card["episode"].startswith("obs_") and card["call"]["family"] == "cat"
+    ch.wait_for_learning(store, 0.0)
+    second = _session(claude_binary, project, home, DAYS[1],
+                      [ch.tool_use("Bash", {"command": FAILING, "description": "Read settings"}),
+                       ch.tool_use("Bash", {"command": FIX, "description": "Read the example"}),
+                       "The port is 8080."], "which port does the app use?")
+    texts = [r.text() for r in second.main_requests]
+    assert any(card["id"] in t for t in texts[:2])  # with the failing call's result
+    assert not any("before you finish" in t for t in texts)  # covered: not asked again

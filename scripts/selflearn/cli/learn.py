@@ -179,4 +179,42 @@ def _run_correct(ctx: Context) -> Tuple[dict, List[str]]:
         for s in data["skills"]]
 
 
-COMMANDS = (_add_mine, _add_maintain, _add_decay, _add_correct)
+def _add_distill(sub) -> None:
+    p = sub.add_parser("distill", help="have a provider write lessons from the episodes no "
+                       "lesson covers (backfill, or agents whose hooks cannot ask)",
+                       description="Finds every failure→recovery episode in the observation "
+                       "log (a failed call, its cause line, the steps after it, the call that "
+                       "then did the same job) that no lesson covers and no card names, and "
+                       "gives each, as a short prompt with the rubric, to the provider command "
+                       "SELF_LEARNING_LLM_CMD (reads the prompt on stdin, answers "
+                       '{"aha_cards": [...]} or {"skip": "why"}). Cards are validated and '
+                       "written as `record` writes an agent's (origin agent, the episode id, "
+                       "the call derived from it, so the lesson comes back at that call). "
+                       "Without a provider it lists the episodes; the rule-written (mined) "
+                       "lessons stand. Decisions: <store>/distill_state.json (safe to delete).",
+                       epilog=examples(f"{SCRIPT} distill --dry-run",
+                                       f"SELF_LEARNING_LLM_CMD='claude -p' {SCRIPT} distill "
+                                       "--since 2025-01-01 --limit 5"))
+    option(p, "--since", "only episodes observed on or after this ISO date")
+    p.add_argument("--limit", type=int, default=20,
+                   help="episodes given to the provider in one run (default 20)")
+    option(p, "--dry-run", "list the episodes that would go to the provider; call nothing")
+    p.set_defaults(run=_run_distill, writes=True)
+
+
+def _run_distill(ctx: Context) -> Tuple[dict, List[str]]:
+    from ..learning import distill
+    from ..surfacing import ask, jit
+    a = ctx.args
+    if a.limit < 1:
+        from ..storage.errors import UsageError
+        raise UsageError(f"distill: --limit {a.limit} must be 1 or more")
+    table = jit.table(ctx.memory.root)
+    shown = jit.tail(ctx.memory.path("surfacings"))
+    data = distill.distill(ctx.memory, ctx.repo_root, lambda e: ask.covered(e, table, shown),
+                           a.since, a.limit, a.dry_run)
+    a.writes = any(r["action"] == "recorded" for r in data["results"])
+    return data, distill.render(data)
+
+
+COMMANDS = (_add_mine, _add_maintain, _add_decay, _add_correct, _add_distill)

@@ -52,7 +52,7 @@ def _teaches(obs: dict) -> bool:
     """A failure that can teach something about the project or its tools."""
     if obs.get("event") != "tool_failure" or ignored(obs):
         return False
-    cause = str(obs.get("error") or "").split("\n", 1)[0]
+    cause = " ".join(str(obs.get("error") or "").split("\n", 1)[0].split())
     return bool(cause) and not test_verdict(cause)
 
 
@@ -76,11 +76,17 @@ def _same_job(failed: dict, other: dict) -> bool:
     if a & b or {f.split()[0] for f in a} & {f.split()[0] for f in b}:
         return True
     said = set(words(str(failed.get("args") or ""))[1:])
-    if len(said & set(words(str(other.get("args") or ""))[1:])) >= 2:
-        return True
+    shared = said & set(words(str(other.get("args") or ""))[1:])
+    if len(shared) >= 2 or (shared and _missing(failed)):
+        return True  # (another program on the same target stands in for a missing one)
     theirs = _targets(other)
     return any(t == p or t.startswith(p + "/") or p.startswith(t + "/")
                for p in _targets(failed) for t in theirs)
+
+
+def _missing(obs: dict) -> bool:
+    """The shell could not find the program."""
+    return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
 
 
 def _otherwise(failed: dict, later: dict) -> bool:
