@@ -53,7 +53,7 @@ def test_the_stop_hook_asks_once_with_the_evidence(repo, store):
     reason = out["reason"]
     assert "`pip3 install requests` failed: `error: externally-managed-environment`" in reason
     assert "worked: `uv pip install requests`" in reason
-    assert "record" in reason and "nothing is worth keeping" in reason
+    assert "record" in reason and "nothing is worth keeping" in reason and len(reason) < 800
     (ask,) = [s for s in map(json.loads, (store / "surfacings.jsonl").read_text().splitlines())
               if s["event"] == "ask"]
     assert ask["chars"] == len(json.dumps(out, ensure_ascii=False)) + 1 and len(ask["episodes"]) == 1
@@ -139,7 +139,7 @@ def test_the_finder_sees_a_failure_got_past_and_a_program_replaced():
             "args": "find lib -type d"}]
     found = episodes.find(obs)
     assert [(e["id"], e["worked_id"], e["steps"]) for e in found] == [
-        ("o1", "o3", ["Edit `config/test.exs`"]), ("o4", "o5", [])]
+        ("o1", "o3", ["Edit test.exs"]), ("o4", "o5", [])]
 
 
 def test_a_failing_tests_verdict_or_a_protocol_slip_is_no_episode():

@@ -185,7 +185,7 @@ def test_review_bad_since_is_one_line(run):
     (["signal", "--kind", "aha_liked", "--aha-id", "aha_pytest"], "signal: unknown kind 'aha_liked' (one of: "),
     (["signal", "--kind", "aha_used", "--rec-id", "rec_x"], "signal: kind aha_used takes --aha-id (and no --rec-id)"),
     (["signal", "--kind", "rec_done", "--aha-id", "aha_pytest"], "signal: kind rec_done takes --rec-id (and no --aha-id)"),
-    (["list", "--limit", "many"], "argument --limit: invalid int value: 'many' (see `self_learning list --help`)"),
+    (["list", "--limit", "many"], "argument --limit: invalid whole number value: 'many' (see `self_learning list --help`)"),
     (["frobnicate"], "argument <command>: invalid choice: 'frobnicate'"),
 ])
 def test_update_errors_are_one_line_and_write_nothing(run, store, args, message):

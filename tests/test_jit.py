@@ -269,3 +269,10 @@ def test_a_failure_reached_through_another_command_still_gets_its_lesson(repo, s
     assert "[aha_pep668]" in jit.at_call(record, str(repo), str(store), "python3 -m pip install x")
     record["error"] = "error: could not find a version that satisfies the requirement x"
     assert jit.at_call(record, str(repo), str(store), "python3 -m pip install x") == ""
+
+
+def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):
+    card = {"solution_steps": ["`python3 -m venv .venv` then `source .venv/bin/activate`"]}
+    assert advice.stale_reason(card, str(repo), {}) is None
+    card = {"solution_steps": ["run `node_modules/.bin/tsc --noEmit`"]}
+    assert advice.stale_reason(card, str(repo), {}) is None

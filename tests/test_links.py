@@ -131,4 +131,17 @@ def test_doctor_names_a_linked_store_folder(store, tmp_path, run):
     _link(store, elsewhere)
     code, out, err = run(["doctor"])
     assert code == 1 and f"problem: store folder {store} is a symbolic link" in out
-    assert err == ""
+    assert err.startswith("self_learning: warning: doctor: 1 problem(s) found")
+
+
+@pytest.mark.parametrize("folder", ["self-learning", "users"])
+def test_no_store_folder_is_created_through_a_linked_parent(repo, tmp_path, run, folder):
+    """record and init make the store folder: never inside a linked folder of the store."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    at = repo / ".agent-skills" / "self-learning"
+    at = at if folder == "self-learning" else at / "v1" / "users"
+    _link(at, elsewhere)
+    assert run(["record"], CARD)[0] == 1
+    assert run(["init"])[0] == 1
+    assert list(elsewhere.rglob("*")) == []

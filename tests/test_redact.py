@@ -430,3 +430,24 @@ def test_credential_file_shapes_are_redacted(text, secret):
 ])
 def test_credential_file_look_alikes_survive(text):
     assert R.redact_text(text) == text
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+     "QyNTUxOQAAACBzJ6N1xUhbqFsLwPi2h0VxXCqJ6yzgOGzgJQ6zzdRpgQAAAJgFtNgNBbTY", "QyNTUxOQAAACB"),
+    ("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "BgkqhkiG9w0BAQEFAASC"),
+    ("account default\nhost smtp.example.com\npassword  9hGq2LkzP0\n", "9hGq2LkzP0"),
+    ("echo 'wj2GPKd9x' | docker login -u me --password-stdin ghcr.io", "wj2GPKd9x"),
+    ("db.example.com:5432:app:alice:aFxi6a\\:iklogf", "iklogf")])
+def test_credential_shapes_a_later_round_showed(text, secret):
+    from selflearn.storage import redact
+    assert secret not in redact.redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "MIIDXTCCAkWgAwIBAgIJAKoK/heBjcOuMA0GCSqGSIb3DQEBBQUAMEUxCzAJBgNV",  # a certificate
+    "FATAL: password authentication failed for user app",
+    "the password is required here"])
+def test_their_look_alikes_survive(text):
+    from selflearn.storage import redact
+    assert redact.redact_text(text) == text

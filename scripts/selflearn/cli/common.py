@@ -160,13 +160,25 @@ SKILL_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.p
 # every command shares. A command names the options it takes with ``option``, and may add a
 # clause of its own to the help: after the shared text, or before it for the flags in LEADS
 # (what a dry run shows or --apply does comes first).
+MAX_LIMIT = 2 ** 31 - 1  # a larger --limit means the same: all of them (SQLite takes 64 bits)
+
+
+def whole_number(text: str) -> int:
+    """A count: a larger one than ``MAX_LIMIT`` means the same (all)."""
+    return min(int(text), MAX_LIMIT)
+
+
+whole_number.__name__ = "whole number"  # argparse names the type in its error
+
+
 SHARED = {
     "--dry-run": {"action": "store_true", "help": "write nothing"},
     "--apply": {"action": "store_true", "help": "do it (default: only show what would change)"},
     "--ids": {"action": "append", "help": "card ids, comma-separated or repeated"},
     "--since": {"metavar": "ISO", "help": "only entries at or after this ISO date or time (UTC)"},
     "--query": {"metavar": "TEXT", "help": "text to match (words, paths, errors)"},
-    "--limit": {"type": int, "metavar": "N", "help": "at most this many (0 = all)"},
+    "--limit": {"type": whole_number, "metavar": "N",
+                "help": "at most this many (0 = all)"},
     "--skill-path": {"required": True, "metavar": "DIR",
                      "help": "the skill folder (the one holding SKILL.md)"},
 }

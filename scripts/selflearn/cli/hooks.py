@@ -128,6 +128,8 @@ def _run_doctor(ctx: Context) -> Tuple[dict, List[str]]:
     data = doctor.check(ctx.memory, ctx.repo_root, SKILL_DIR)
     if not data["healthy"] and not ctx.args.report_only:
         ctx.exit_code = 1
+        found = len(data["problems"]) + (1 if data["errors"] else 0)
+        ctx.warnings.append(f"doctor: {found} problem(s) found (above); --report-only exits 0")
     return data, doctor.render(data)
 
 

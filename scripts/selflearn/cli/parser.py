@@ -38,7 +38,7 @@ STAGES = (
      ("install-skill", "hook", "install-hooks", "uninstall-hooks", "doctor",
       "ingest-transcripts")),
     ("learn (what recurs becomes lessons)",
-     ("mine", "maintain", "decay", "correct", "reinforce", "proposals", "suggest-skills",
+     ("mine", "maintain", "distill", "decay", "correct", "reinforce", "proposals", "suggest-skills",
       "analyze")),
     ("surface (the few lessons that matter now)",
      ("list", "advice", "review", "index", "feedback", "export-rules", "suggest-hooks",

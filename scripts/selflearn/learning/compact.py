@@ -10,7 +10,6 @@ the bytes and lines removed, so mining stays incremental. Cards are never touche
 keep their evidence ids and counts. Runs under the store lock. Must not import cli.
 """
 
-import fcntl
 import os
 from typing import Optional
 
@@ -97,7 +96,7 @@ def _replace(path: str, ino: int, kept: bytes, limit: int, size: int) -> bool:
             out.write(src.read(size - limit))
             fd = os.open(path, os.O_RDWR)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)  # hooks wait only for the tail copy and rename
+                store.lock(fd, path)  # hooks wait only for the tail copy and rename
                 if os.fstat(fd).st_ino != ino:
                     return False
                 src.seek(size)

@@ -63,6 +63,11 @@ def _families(obs: dict) -> set:
     return {str(obs.get("family") or obs.get("tool") or "")} - {""}
 
 
+def _said(obs: dict) -> set:
+    """The words after a call's program that say something (not ``2`` of ``2>&1``)."""
+    return {w for w in words(str(obs.get("args") or ""))[1:] if len(w) > 2 and not w.isdigit()}
+
+
 def _targets(obs: dict) -> list:
     """The paths a call names (its words with a ``/``)."""
     return [w.rstrip("/") for w in words(str(obs.get("args") or ""))[1:] if "/" in w]
@@ -75,8 +80,8 @@ def _same_job(failed: dict, other: dict) -> bool:
     a, b = _families(failed), _families(other)
     if a & b or {f.split()[0] for f in a} & {f.split()[0] for f in b}:
         return True
-    said = set(words(str(failed.get("args") or ""))[1:])
-    shared = said & set(words(str(other.get("args") or ""))[1:])
+    said = _said(failed)
+    shared = said & _said(other)
     if len(shared) >= 2 or (shared and _missing(failed)):
         return True  # (another program on the same target stands in for a missing one)
     theirs = _targets(other)
@@ -103,11 +108,12 @@ def _looking(obs: dict) -> bool:
 
 
 def step(obs: dict) -> str:
-    """One line for what the agent did: the command, or the tool and its file."""
+    """A few words for what the agent did: the command, or the tool and its file's name."""
     if obs.get("tool_kind") == "shell":
-        return f"ran `{obs.get('args')}`"
-    what = obs.get("file") or obs.get("args") or ""
-    return f"{obs.get('tool') or 'tool'} `{what}`" if what else str(obs.get("tool") or "")
+        return str(obs.get("args") or "")
+    what = str(obs.get("file") or obs.get("args") or "")
+    what = what.rstrip("/").rsplit("/", 1)[-1] if obs.get("file") else what
+    return f"{obs.get('tool') or 'tool'} {what}".strip()
 
 
 def find(observations: list) -> list:

@@ -14,13 +14,13 @@ import json
 import os
 import re
 import shlex
-import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from ..storage import store
 from ..storage.errors import SelfLearningError, UsageError
 
 MARKER = "self_learning.py hook"
@@ -403,9 +403,10 @@ def apply(changes: List[Change], backup_dir: Path) -> List[Path]:
         if current != change.before:
             raise SelfLearningError(f"{change.path} changed since the plan was made; run the command again")
         if current is not None:
-            Path(backup_dir).mkdir(parents=True, exist_ok=True)
             backup = Path(backup_dir) / _backup_name(change.path)
-            shutil.copy2(target, backup)
+            store.guard(str(backup))  # a backup in the store: never through a link
+            Path(backup_dir).mkdir(parents=True, exist_ok=True)
+            store.atomic_write(str(backup), target.read_bytes())
         if change.after is None:
             if current is not None:
                 target.unlink()

@@ -102,6 +102,7 @@ def ensure_store(root: str, repo_root: Optional[str], gitignore: bool = True,
     folder before we get here); by default, whether the folder is missing now.
     """
     created = not os.path.isdir(root) if created is None else created
+    store.guard(fs.join(root, "."))  # no store folder is made through a link
     fs.makedirs(root, fs.PRIVATE_DIR)
     changed = None
     in_git = repo_root and os.path.exists(os.path.join(repo_root, ".git"))

@@ -3,7 +3,7 @@
 Owns ``skeleton``: Unicode compatibility forms folded (NFKC: fullwidth, mathematical
 alphanumerics, ligatures), format characters (Cf: zero-width, bidi, tags) and variation
 selectors dropped, and the look-alike letters below mapped to the ASCII letter they imitate.
-The table is small on purpose (181 letters): the prototypes that Unicode's confusables list
+The table is small on purpose (195 letters): the prototypes that Unicode's confusables list
 (UTS #39, confusables.txt) gives a single ASCII letter for, among the Cyrillic, Greek,
 Armenian, Cherokee (capital and small) and Lisu letters that NFKC leaves alone, the Latin
 small capitals (by their Unicode names, ``LATIN LETTER SMALL CAPITAL X``) and a few Latin
@@ -16,11 +16,13 @@ import unicodedata
 _FROM = (
     "ɢɪɴʀʏʙʜʟᴀᴄᴅᴇᴊᴋᴍᴏᴘᴛᴜᴠᴡᴢꜰꜱꞯаеіјорсухѕһԁԛԝӏүвнмткпьѡАВЕКМНОРСТХ"
     "УЅІЈԚԜҮӀЗαγειηκνορτυχϳωΑΒΕΖΗΙΚΜΝΟΡΤΥΧͿացհոսօզԼՕՍՏᎪꭺᏴᏼᏟꮯᎠꭰᎬꭼᏀ"
-    "ꮐᎻꮋᎥꭵᎫꭻᏦꮶᏞꮮᎷꮇᏢꮲᏚꮪᎢꭲᏙꮩᎳꮃᏃꮓᎩꭹᏒꮢꓐꓑꓓꓔꓖꓗꓙꓚꓜꓝꓟꓠꓡꓢꓣꓦꓧꓪꓫꓬꓮꓰꓲꓳꓴıɩɑɡǀ")
+    "ꮐᎻꮋᎥꭵᎫꭻᏦꮶᏞꮮᎷꮇᏢꮲᏚꮪᎢꭲᏙꮩᎳꮃᏃꮓᎩꭹᏒꮢꓐꓑꓓꓔꓖꓗꓙꓚꓜꓝꓟꓠꓡꓢꓣꓦꓧꓪꓫꓬꓮꓰꓲꓳꓴıɩɑɡǀ"
+    "ᎡꭱᏒꮢᏔꮤᏕꮥᏂꮒᏧꮷᎳꮃ")
 _TO = (
     "ginrybhlacdejkmoptuvwzfsqaeijopcyxshdqwlybhmtknbwabekmhopctx"
     "ysijqwyl3ayeinkvoptuxjwabezhikmnoptyxjwghnuoqlousaabbccddeeg"
-    "ghhiijjkkllmmppssttvvwwzzyyrrbpdtgkjczfmnlsrvhwxyaeiouiiagl")
+    "ghhiijjkkllmmppssttvvwwzzyyrrbpdtgkjczfmnlsrvhwxyaeiouiiagl"
+    "rrrrwwsshhddww")
 TABLE = str.maketrans(_FROM, _TO)
 
 

@@ -7,7 +7,6 @@ is one JSON file in the store, replaced atomically by its owner.
 """
 
 import contextlib
-import fcntl
 import hashlib
 import os
 from . import fastjson, model, store
@@ -48,7 +47,7 @@ def exclusive(folder: str, enabled: bool = True):
     fs.makedirs(folder, fs.PRIVATE_DIR)
     fd = os.open(folder, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        store.lock(fd, folder)  # bounded: a hung run must not hang every later one
         yield
     finally:
         os.close(fd)

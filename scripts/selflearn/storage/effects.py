@@ -24,6 +24,7 @@ from .programs import (
     prog_name, to_stdout, unwrap)
 
 Finding = Tuple[str, str]  # (category, excerpt)
+_URL = re.compile(r"(?i)(?:https?|ftp)://")
 
 
 def mentions(text: str) -> bool:
@@ -111,6 +112,9 @@ class _Context:
                 continue
             prog, args = prog_name(words[0]), words[1:]
             if prog in DOWNLOADERS and to_stdout(prog, args):
+                out.add("remote")
+            elif start == 0 and prog not in known_programs() and any(
+                    _URL.match(a) for a in args):  # an unknown program given a URL: a fetch
                 out.add("remote")
             elif prog in NET_READERS:
                 out.add("remote")

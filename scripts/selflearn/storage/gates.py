@@ -39,6 +39,10 @@ GATES: Dict[str, Optional[Tuple[Tuple[str, ...], ...]]] = {
         (('from ',), ('hide', 'keep'), ('developer', 'human', 'operator', 'reviewer', 'user')),
     '\\b(?:reveal|print|show|output|repeat|leak|dump|disclose|exfiltrate) (?:me )?(?:your|the|all) (?:system prompt|hidden prompt|initial prompt|instructions|system message|secrets?|api keys?|credentials|environment variables|env vars)\\b':
         (('all', 'the', 'your'), ('disclose', 'dump', 'exfiltrate', 'leak', 'output', 'print', 'repeat', 'reveal', 'show'), ('api key', 'credentials', 'env vars', 'environment variables', 'hidden prompt', 'initial prompt', 'instructions', 'secret', 'system message', 'system prompt')),
+    "\\b(?:write|copy|paste|save|put|add|commit|include|store|send|post|upload|append) (?:\\w+ ){0,3}?(?:your|its|the agent's|the assistant's) (?:(?:full|entire|complete|whole|exact|original|own) )*(?:system prompt|system message|hidden prompt|initial prompt|instructions)\\b|\\b(?:api keys?|tokens?|secrets?|credentials|passwords?) (?:that )?you (?:can )?(?:see|find|read|access|have access to)\\b":
+        (('api key', 'credentials', 'hidden prompt', 'initial prompt', 'instructions', 'password', 'secret', 'system message', 'system prompt', 'token'),),
+    "\\b(?:pre ?approved|pre ?authori[sz]ed|already (?:approved|authori[sz]ed)|blanket (?:approval|permission|consent)) (?:all |every |any )?(?:(?:shell |tool |git )?(?:commands?|actions?|changes?|tool calls?|operations?|pushes|deploys?))\\b|\\b(?:never|do not|don't|dont|no need to) (?:ask|wait) (?:the user )?(?:for )?(?:confirmation|permission|approval|consent)\\b":
+        (('already a', 'approval', 'approved', 'authori', 'blanket ', 'confirmation', 'consent', 'permission'),),
     '\\b(?:auto ?approve|automatically approve|always approve|approve all|grant yourself|give yourself|elevate your|escalate your) ':
         ((' ',), ('approve', 'elevate your', 'escalate your', 'give yourself', 'grant yourself')),
     '\\b(?:approve|accept|allow) (?:every|all|each|any) (?:tool calls?|commands?|requests?|permissions?|actions?|prompts?)\\b|\\balways (?:answer|say|reply) yes\\b':
@@ -79,6 +83,8 @@ GATES: Dict[str, Optional[Tuple[Tuple[str, ...], ...]]] = {
         (('approval_policy', 'autoaccept', 'autoapprove', 'bash(*)', 'bypasspermissions', 'danger-full-access', 'nopasswd', 'skippermissions', 'yolo'),),
     '\\bverify\\s*=\\s*false\\b|\\brejectunauthorized\\W{0,3}\\s*[:=]\\s*false\\b|\\binsecureskipverify\\W{0,3}\\s*[:=]\\s*true\\b|_create_unverified_context|\\bcheck_hostname\\s*=\\s*false\\b|\\bcert_none\\b':
         (('_create_unverified_context', 'cert_none', 'check_hostname', 'rejectunauthorized', 'verify'),),
+    '(?:https?|ftp)://[^\\s)\\]\'\\"]*\\$\\{?[a-z_]*(?:token|secret|key|password|passwd|pass|credential|creds|auth)[a-z_]*':
+        (('://',), ('ftp', 'http'), ('auth', 'credential', 'creds', 'key', 'pass', 'secret', 'token')),
     '\\bopen\\s*\\(\\s*[\'\\"][^\'\\"\\n]{0,80}(?:\\.env|id_rsa|id_ed25519|\\.ssh/|\\.aws/|\\.netrc|\\.pgpass|\\.git-credentials|credentials)[\'\\"][^\\n]{0,200}\\b(?:requests\\.(?:post|put)|urlopen|http\\.client|fetch\\s*\\()|\\b(?:requests\\.(?:post|put)|fetch)\\s*\\([^\\n]{0,200}\\bopen\\s*\\(\\s*[\'\\"][^\'\\"\\n]{0,80}(?:\\.env|id_rsa|id_ed25519|\\.ssh/|\\.aws/|\\.netrc|\\.pgpass|\\.git-credentials|credentials)[\'\\"]':
         (('fetch', 'http.client', 'requests.p', 'urlopen'),),
 }

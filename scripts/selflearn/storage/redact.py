@@ -221,8 +221,19 @@ _NETRC = (r"\b(?:machine[ \t]+[^\s]+|default)(?:\s+(?:login|account|port|protoco
           r"\s+password[ \t]+(?!\[REDACTED)" + _STOP + r"([^\s]{3,})")
 """``.netrc``: ``machine host login user password pw`` (one line or several), ``default …``."""
 _PGPASS = (r"(?m)(?<![\w.:/@$%-])(?:[\w.*-]+):(?:\d{1,5}|\*):(?:[\w.*-]+):(?:[\w.*@-]+):"
-           r"(?!\[REDACTED)(?=[^\s:]*[^\d\s:])([^\s:'\"`]{4,})(?![\w:])")
-"""``.pgpass``: ``host:port:database:user:password`` (a port or ``*`` second, a word last)."""
+           r"(?!\[REDACTED)(?=[^\s:]*[^\d\s:])((?:\\.|[^\s:'\"`\\]){4,})(?![\w:])")
+"""``.pgpass``: ``host:port:database:user:password`` (a port or ``*`` second, a word last; a
+``\:`` or ``\\`` inside a field is the file's own escape)."""
+_KEY_BODY = (r"(?<![A-Za-z0-9+/])(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2,3}(?:IBAAK|IBADAN)"
+             r"|MHcCAQEEI)[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{16,})*")
+"""A private key's body pasted without its ``-----BEGIN`` line: OpenSSH (``openssh-key-v1``
+base64), PKCS#1 and PKCS#8 RSA, and SEC1 EC keys, by the bytes every such key starts with."""
+_CONF_LINE = (r"(?m)^[ \t]*(?i:password|passwd|passphrase)[ \t]+(?![=:])" + _STOP
+              + r"([^\s]{4,})[ \t]*$")
+"""A config file's ``password value`` line (``.msmtprc``, ``.fetchmailrc``, rclone-like)."""
+_STDIN_PASS = (r"\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)*(['\"]?)(?!\[REDACTED|\$)"
+               r"([^\s'\"|]{4,})\1[ \t]*\|[^\n|]*--password-stdin")
+"""``echo 'pw' | docker login --password-stdin``: the echoed value is the password."""
 _PPK = (r"(?i:Private-Lines)[ \t]*:[ \t]*\d+[ \t]*(?:\r?\n|\\n)((?:[ \t]*[A-Za-z0-9+/=]{4,}"
         r"[ \t]*(?:\r?\n|\\n|\Z))+)|(?i:Private-MAC)[ \t]*:[ \t]*([0-9a-fA-F]{16,})")
 """PuTTY ``.ppk``: the lines after ``Private-Lines: N``, and ``Private-MAC:``."""
@@ -314,6 +325,9 @@ RULES = (
     ("password", (":*:", ":5432:", ":5433:", ":5434:", ":6432:", ":26257:", "pgpass"), _PGPASS,
      r"[\w.*-]:(?:\d{1,5}|\*):[\w.*-]+:[\w.*@-]+:[^\s:]"),
     ("private_key", ("~private-lines", "~private-mac"), _PPK),
+    ("private_key", ("b3BlbnNzaC1rZXktdjE", "IBAAK", "IBADAN", "MHcCAQEEI"), _KEY_BODY),
+    ("password", ("~password ", "~passwd ", "~passphrase "), _CONF_LINE),
+    ("password", ("--password-stdin",), _STDIN_PASS),
     ("password", ("$apr1$", "$2a$", "$2b$", "$2y$", "$2x$", "$1$", "$5$", "$6$", "$y$", "$gy$",
                   "$7$", "{SHA}", "{SSHA}", "$argon2", "$pbkdf2", "$scrypt$", "$sha1$", "$md5$"),
      _CRYPT),

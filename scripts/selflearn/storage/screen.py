@@ -216,6 +216,18 @@ PHRASES = (
         r"\b(?:reveal|print|show|output|repeat|leak|dump|disclose|exfiltrate) (?:me )?(?:your|"
         r"the|all) (?:system prompt|hidden prompt|initial prompt|instructions|system message|"
         r"secrets?|api keys?|credentials|environment variables|env vars)\b")),
+    ("override", _gated(  # the agent's own prompt or the keys it can see, put somewhere
+        r"\b(?:write|copy|paste|save|put|add|commit|include|store|send|post|upload|append) "
+        r"(?:\w+ ){0,3}?(?:your|its|the agent's|the assistant's) (?:(?:full|entire|complete|whole|"
+        r"exact|original|own) )*(?:system prompt|system message|hidden prompt|initial prompt|"
+        r"instructions)\b|\b(?:api keys?|tokens?|secrets?|credentials|passwords?) (?:that )?you "
+        r"(?:can )?(?:see|find|read|access|have access to)\b")),
+    ("override", _gated(  # an approval nobody gave: nothing needs the user's yes any more
+        r"\b(?:pre ?approved|pre ?authori[sz]ed|already (?:approved|authori[sz]ed)|blanket "
+        r"(?:approval|permission|consent)) (?:all |every |any )?(?:(?:shell |tool |git )?"
+        r"(?:commands?|actions?|changes?|tool calls?|operations?|pushes|deploys?))\b|"
+        r"\b(?:never|do not|don't|dont|no need to) (?:ask|wait) (?:the user )?(?:for )?"
+        r"(?:confirmation|permission|approval|consent)\b")),
     ("override", _gated(
         r"\b(?:auto ?approve|automatically approve|always approve|approve all|grant yourself|"
         r"give yourself|elevate your|escalate your) ")),
@@ -362,6 +374,9 @@ COMMANDS = (
         r"\bverify\s*=\s*false\b|\brejectunauthorized\W{0,3}\s*[:=]\s*false\b|"
         r"\binsecureskipverify\W{0,3}\s*[:=]\s*true\b|_create_unverified_context|"
         r"\bcheck_hostname\s*=\s*false\b|\bcert_none\b")),
+    ("exfiltration", _gated(  # a secret variable expanded into a URL someone opens
+        r"(?:https?|ftp)://[^\s)\]'\"]*\$\{?[a-z_]*(?:token|secret|key|password|passwd|pass|"
+        r"credential|creds|auth)[a-z_]*")),
     ("exfiltration", _gated(  # a credential file read and posted from code
         r"\bopen\s*\(\s*['\"][^'\"\n]{0,80}(?:\.env|id_rsa|id_ed25519|\.ssh/|\.aws/|\.netrc|"
         r"\.pgpass|\.git-credentials|credentials)['\"][^\n]{0,200}\b(?:requests\.(?:post|put)|"
@@ -407,6 +422,9 @@ def _command_variants(text: str) -> List[str]:
     with its lines joined (a command split over two lines), when it has several."""
     norm = _HIDDEN_RE.sub("", skeleton(text))
     out = [norm]
+    spaced = _LETTERS.sub(lambda m: m.group(0).replace(" ", ""), norm)
+    if spaced != norm:
+        out.append(spaced)  # c u r l … | s h: a command spelled letter by letter
     if "\n" in norm and effects.split_command(norm):
         out.append(" ".join(norm.replace("\\\n", " ").split()))
     if _ODD_CASE.search(norm):
@@ -415,6 +433,7 @@ def _command_variants(text: str) -> List[str]:
 
 
 _ODD_CASE = re.compile(r"[a-z][A-Z][a-z]*[A-Z]|[A-Z][a-z][A-Z]")
+_LETTERS = re.compile(r"(?<![\w-])(?:[A-Za-z] ){1,}[A-Za-z](?![\w-])")  # single letters, spaced
 
 
 def _command_findings(text: str) -> List[Finding]:

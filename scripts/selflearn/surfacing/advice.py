@@ -51,6 +51,11 @@ MIN_ITEM = len("- [] ") + len(" (mined)")  # no item is shorter: with less room 
 STALE_FIELDS = ("solution_steps",)
 INTERPRETERS = frozenset(("bash", "sh", "zsh", "source", ".", "python", "python3", "node",
                           "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"))
+# Folders a build or an install makes: a step citing one is not stale when it is missing.
+GENERATED = frozenset((".venv", "venv", "env", ".env", "node_modules", "build", "dist", "target",
+                       "out", "__pycache__", ".cache", ".tox", ".nox", ".pytest_cache",
+                       ".mypy_cache", ".ruff_cache", "coverage", ".next", ".nuxt", ".gradle",
+                       "_build", "deps", ".terraform", "obj"))
 SCRIPT_EXTENSIONS = frozenset(("sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "rb",
                                "pl", "php", "ps1"))
 
@@ -334,6 +339,8 @@ def _cited(word: str, prev: str, root_has) -> Optional[str]:
     if not path or "://" in path or path[0] in "/-" or _BAD.intersection(path):
         return None
     parts = path.split("/")
+    if parts[0] in GENERATED:
+        return None  # made by a build or an install (a venv, node_modules): not yet there is fine
     if len(parts) == 1:  # a bare name: only as a command's script
         ext = path.rsplit(".", 1)[-1].lower() if "." in path[1:] else ""
         return path if scripted and ext in SCRIPT_EXTENSIONS else None

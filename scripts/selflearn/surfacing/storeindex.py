@@ -31,7 +31,7 @@ NAMES = ("signals", "cards", "recs", "events", "surfacings")  # signals first: c
 CHUNK = 2 << 20          # bytes read and applied at a time, so a rebuild's memory stays bounded
 RECENT = 10              # INDEX.md's "Recent activity" rows kept per file
 LABELS = {"events": "event", "cards": "card", "recs": "rec", "signals": "signal"}
-TIMEOUT = 30.0           # seconds a writer waits for another one to finish its catch-up
+TIMEOUT = store.LOCK_WAIT  # seconds to wait for another writer; then the full read serves
 # The order lessons are screened in ahead of need (what advice may say first, newest first);
 # a partial index keeps it, so finding the next ones to screen costs no scan.
 JUDGE_RANK = {"accepted": 0, "proposed": 1, "candidate": 2}
