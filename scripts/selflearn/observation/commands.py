@@ -143,3 +143,18 @@ def folder(cwd: str, command: str, root: str) -> str:
     if here.rstrip("/") == root:
         return "."
     return here[len(root) + 1:] if root and here.startswith(root + "/") else here
+
+
+RUNS = ("run", "run-script")
+RUNNERS_WITH_RUN = ("npm", "pnpm", "yarn", "bun", "mise", "deno", "just", "task")
+
+
+def spellings(family: str) -> list:
+    """A family as a lesson may have learned it: a script runner's with and without ``run``
+    (``pnpm lint`` is ``pnpm run lint``)."""
+    said = family.split()
+    if len(said) == 3 and said[1] in RUNS:
+        return [family, f"{said[0]} {said[2]}"]
+    if len(said) == 2 and said[0] in RUNNERS_WITH_RUN:
+        return [family, f"{said[0]} run {said[1]}"]
+    return [family]

@@ -28,6 +28,7 @@ AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
 # whose trigger fits at a tool call or right after a failure, a question at a turn's end.
 INJECTING = ("session_start", "prompt", "pre_tool", "tool_failure", "stop")
 LEARNING = ("stop", "session_end", "session_start")  # events after which learning may run
+TRIGGERS = "triggers.jsonl"  # the lessons shown at a call (surfacing.jit owns the format)
 TWIN_WINDOW = 2  # seconds: a second firing of the same payload this soon is the same event
 # The largest prime below 2**30: one digit of Python's ints, so the modulo runs in C's fast path.
 DIGEST_PRIME = 1073741789
@@ -197,6 +198,26 @@ def _codex_exit_code(payload: dict) -> None:
         end = start
 
 
+def triggered(record: dict, store_dir: str) -> bool:
+    """Whether the trigger table (``triggers.jsonl``, which the learning step keeps; FORMAT.md)
+    has a line for a family of this call. Most calls match none, and this answer costs one
+    file read here instead of loading surfacing, which decides the rest."""
+    try:
+        fd = fs.open_fd(fs.join(store_dir, TRIGGERS), fs.O_RDONLY | fs.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        table = fs.read(fd, 256 * 1024)
+    finally:
+        fs.close(fd)
+    from .commands import command_family, segments, spellings
+    command = record.get("_command") or str(record.get("args") or "")
+    found = [command_family(seg) for seg in segments(command)] if command else []
+    found.append(str(record.get("family") or record.get("tool") or ""))
+    return any(b'{"family": ' + fastjson.dumps(name).encode("utf-8", "replace") + b"," in table
+               for family in filter(None, found) for name in spellings(family))
+
+
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:
     """One line in errors.jsonl; silent if even that fails."""
     try:
@@ -237,7 +258,8 @@ def main(argv: list, inject=None, learn=None) -> int:
         if not raw.strip():
             raise ValueError("empty payload on stdin")
         record = observe_payload(raw, opts, store_dir)
-        if inject is not None and record is not None and record.get("event") in INJECTING:
+        if inject is not None and record is not None and record.get("event") in INJECTING \
+                and (record["event"] != "pre_tool" or triggered(record, store_dir)):
             text = inject(record, root, store_dir)
             if text:
                 _print(text)

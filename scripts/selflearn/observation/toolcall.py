@@ -78,6 +78,12 @@ def error_head(text: str):
     return head, total > min(3, len(lines))
 
 
+# Fields that name rather than say (a tool, an id, a mode): a short one-word value holds no
+# secret to redact; the redaction of each field is most of a hook's own work.
+NAMES = frozenset(("tool", "tool_kind", "session_id", "tool_use_id", "prompt_id",
+                   "permission_mode", "model", "source", "trigger", "phase"))
+
+
 class Obs(dict):
     """The observation under construction; ``put`` redacts, shapes, cuts and hashes."""
 
@@ -94,7 +100,8 @@ class Obs(dict):
             return
         if not isinstance(value, str) or not value:
             return
-        full = self._redact(value)
+        full = value if key in NAMES and len(value) <= 80 and " " not in value \
+            else self._redact(value)
         if shape == "head":
             text, cut = error_head(full)
         else:

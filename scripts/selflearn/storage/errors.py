@@ -14,6 +14,10 @@ class SelfLearningError(Exception):
     exit_code = 1
 
 
+class LinkedPath(SelfLearningError):
+    """A store file or folder that is a link: writing through it would write elsewhere."""
+
+
 class UsageError(SelfLearningError):
     """Bad input: a wrong flag, an invalid payload, an unknown id."""
 

@@ -223,7 +223,7 @@ _NETRC = (r"\b(?:machine[ \t]+[^\s]+|default)(?:\s+(?:login|account|port|protoco
 _PGPASS = (r"(?m)(?<![\w.:/@$%-])(?:[\w.*-]+):(?:\d{1,5}|\*):(?:[\w.*-]+):(?:[\w.*@-]+):"
            r"(?!\[REDACTED)(?=[^\s:]*[^\d\s:])((?:\\.|[^\s:'\"`\\]){4,})(?![\w:])")
 """``.pgpass``: ``host:port:database:user:password`` (a port or ``*`` second, a word last; a
-``\:`` or ``\\`` inside a field is the file's own escape)."""
+backslash before a colon or a backslash inside a field is the file's own escape)."""
 _KEY_BODY = (r"(?<![A-Za-z0-9+/])(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2,3}(?:IBAAK|IBADAN)"
              r"|MHcCAQEEI)[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{16,})*")
 """A private key's body pasted without its ``-----BEGIN`` line: OpenSSH (``openssh-key-v1``

@@ -8,21 +8,17 @@ cut back to where it began; ``append_all`` does that across files), and the late
 line per id wins when folded. Readers report bad lines (unparsable, or refused by the
 caller's ``check``) instead of skipping them silently; only ``repair`` removes a line,
 after copying its bytes to ``quarantine/``. Imported by the hook path: ``fcntl``,
-``fastjson``, ``posixfs`` and ``errors`` (not ``os``, which costs the hook a millisecond).
+``fastjson`` and ``posixfs`` (``errors`` only on an error; not ``os``, which costs the hook a
+millisecond).
 """
 
 import fcntl
 
 from . import fastjson
 from . import posixfs as fs
-from .errors import SelfLearningError
 
 TAIL = 64 * 1024  # bytes an ``unless`` check sees: the last few dozen records
 STORE_TOP = ".agent-skills"  # the first folder of a store whose links are never followed
-
-
-class LinkedPath(SelfLearningError):
-    """A store file or folder that is a link: writing through it would write elsewhere."""
 
 
 def guard(path: str, writing: bool = True) -> None:
@@ -45,11 +41,13 @@ def guard(path: str, writing: bool = True) -> None:
         except FileNotFoundError:
             return
         if st.st_mode & 0o170000 == 0o120000:
+            from .errors import LinkedPath  # (loaded on the error only: the hook path is lean)
             raise LinkedPath(f"{here} is a symbolic link (to {fs.readlink(here)}); nothing is "
                              "written through a link in the store: remove the link and run "
                              "again")
         if writing and end == len(parts) and st.st_nlink > 1 and \
                 st.st_mode & 0o170000 == 0o100000:
+            from .errors import LinkedPath
             raise LinkedPath(f"{here} has {st.st_nlink} hard links; nothing is written to a "
                              "store file shared with another path: copy it (cp) over itself "
                              "and run again")
@@ -184,6 +182,7 @@ def lock(fd: int, path: str) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
+                from .errors import SelfLearningError
                 raise SelfLearningError(
                     f"{path} is locked by another process for more than {LOCK_WAIT:g} s; "
                     "nothing was written; run the command again once it is done") from None
@@ -303,8 +302,9 @@ def read_input(path: str, command: str, limit: int = -1) -> bytes:
         fs.close(fd)
 
 
-def not_a_file(path: str, kind: str) -> SelfLearningError:
+def not_a_file(path: str, kind: str):
     """A store file that is a folder, FIFO or device: one line naming it and the fix."""
+    from .errors import SelfLearningError
     return SelfLearningError(f"{path} is a {kind}, not a regular file; move it away "
                              f"(e.g. rename it to {fs.basename(path)}.bak) and run the command "
                              "again")

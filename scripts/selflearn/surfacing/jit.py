@@ -18,7 +18,7 @@ at most per call. The no-match path reads one small file: this module is on the 
 and imports only ``fastjson``, ``posixfs`` and ``store`` (no ``re``, ``typing``, ``os``).
 """
 
-from ..observation.commands import command_family, folder, segments, words
+from ..observation.commands import command_family, folder, segments, spellings, words
 from ..storage import fastjson, store
 from ..storage import posixfs as fs
 
@@ -29,8 +29,6 @@ SCAN_BYTES = 256 * 1024   # tail of surfacings.jsonl read for what this session 
 PER_CALL = 2              # lessons shown at one call
 STRONG = 0.8              # share of a trigger's error words that shows it at a failure of
                           # any family (the error says it all: pip3, pip, python -m pip)
-RUNS = ("run", "run-script")
-RUNNERS_WITH_RUN = ("npm", "pnpm", "yarn", "bun", "mise", "deno", "just", "task")
 ERROR_SHARE = 0.5         # share of a trigger's error words a failure must contain
 # (agent, event) -> the hookSpecificOutput event name that carries additionalContext there;
 # missing: that agent shows nothing of that hook to the model (references/SURFACING.md).
@@ -44,19 +42,9 @@ def families_of(record: dict, command: str) -> list:
     ``pnpm run lint`` being one), else its family."""
     if record.get("tool_kind") == "shell" and command:
         found = [command_family(seg) for seg in segments(command)]
-        return list(dict.fromkeys(v for f in found if f for v in _spellings(f)))
+        return list(dict.fromkeys(v for f in found if f for v in spellings(f)))
     family = record.get("family") or record.get("tool") or ""
     return [family] if family else []
-
-
-def _spellings(family: str) -> list:
-    """A script runner's family with and without its ``run``."""
-    said = family.split()
-    if len(said) == 3 and said[1] in RUNS:
-        return [family, f"{said[0]} {said[2]}"]
-    if len(said) == 2 and said[0] in RUNNERS_WITH_RUN:
-        return [family, f"{said[0]} run {said[1]}"]
-    return [family]
 
 
 def matches(entry: dict, event: str, said: set, where: str, error_words: set) -> bool:

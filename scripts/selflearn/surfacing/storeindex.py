@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover - some minimal Python builds leave it ou
     sqlite3 = None
 
 from ..learning import lifecycle
-from ..storage import content, fastjson, model, store, text, verdicts
+from ..storage import content, errors, fastjson, model, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.memo import Memo
 from ..storage.record import dedup_key
@@ -218,7 +218,7 @@ def open_index(memory) -> Optional["Index"]:
     for attempt in (1, 2):
         try:
             return Index(memory)
-        except (Unusable, sqlite3.OperationalError, OSError, store.LinkedPath):
+        except (Unusable, sqlite3.OperationalError, OSError, errors.LinkedPath):
             return None  # locked too long, a full disk, a folder for a file: the full read serves
         except sqlite3.DatabaseError:  # corrupt beyond what the first open noticed
             if attempt == 2:
