@@ -35,7 +35,7 @@ MOVES = ("cd", "pushd", "popd")  # a prelude that only moves: looking around els
 INLINE = ("python -c", "python3 -c", "node -e", "ruby -e", "perl -e")
 INSTALLS = ("install", "add", "i")  # a package manager's install: a step, not the job
 CUT_CHANGE = 60              # characters of each side of a changed part of a command
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")  # not pkg@v1.2
 _AUTHOR = re.compile(r"(--author[= ])(\"[^\"]*\"|'[^']*'|\S+)")
 # A user's name in a home folder: /Users/<name>/, /home/<name>/, C:\Users\<name>\, and Claude
 # Code's project folder names made of those (-Users-<name>-).
@@ -121,9 +121,17 @@ def same_words(failed: str, args: str, fam: str) -> bool:
     if not before or not after or where(failed) != where(args):
         return False  # not in the same folder or environment: another command
     a, b = before[0], after[0]
-    if "<q>" in a or "<q>" in b:  # compare up to the first quoted part (it may be cut)
+    cut = (failed + args).count("\u2026") > 0  # a recorded command cut short
+    if cut and ("<q>" in a or "<q>" in b):  # compare up to the first quoted part
         a, b = a[:a.index("<q>")] if "<q>" in a else a, b[:b.index("<q>")] if "<q>" in b else b
     return a == b
+
+
+def reran(failed: str, args: str) -> bool:
+    """Whether ``args`` ran the failed command (or the failing part of it) again, in the
+    same folder and environment: a shared ``cd`` alone is no re-run."""
+    mine = [flat(args)] + [seg for seg in segments(args) if seg.split()[0] not in PRELUDE]
+    return where(args) == where(failed) and any(m in segments(failed) for m in mine)
 
 
 def where(cmd: str) -> List[str]:
@@ -210,6 +218,15 @@ def same_job(args: str, failed: str, fam: str) -> bool:
     inline = any(flat(args).startswith(i + " ") for i in INLINE)
     on_target = any(s == t or s.startswith(t + "/") for t in targets for s in said)
     return on_target and (both_look or inline or not looking(args))
+
+
+def provides(args: str, fam: str) -> bool:
+    """Whether a command can make a missing program available: it names the program, sets
+    the environment (``export PATH=…``) or installs something (``gcc --version`` cannot)."""
+    program = fam.split()[0]
+    return program in _words(flat(args)) or any(
+        seg.split()[0] in ("export", "source", ".", "set", "unset")
+        or any(w in INSTALLS for w in family_of(seg).split()[1:]) for seg in segments(args))
 
 
 def hinted(args: str, hints: List[str]) -> bool:

@@ -121,7 +121,8 @@ def miner(agg: dict, setup: Setup) -> Run:
                 return False
             return True
         if shell and ok and not causes.hidden_success(args) and not sh.looking(args) \
-                and not causes.riskier(args, entry["failed"]):
+                and not causes.riskier(args, entry["failed"]) and (
+                    entry["program"] != "missing" or sh.provides(args, entry["fam"])):
             _step(entry, f"run `{cut(sh.private(causes.core(args), setup.repo_root), CUT_ARGS)}`")
         elif obs.get("event") == "tool_success" and obs.get("tool_kind") in ("edit", "write"):
             return _edited(sid, obs, entry, cluster)
@@ -175,9 +176,7 @@ def miner(agg: dict, setup: Setup) -> Run:
             return "skip", ""  # proves nothing, or never to recommend
         if ok and sh.looking(args) and not sh.looking(flat):
             return ("diagnostic", core) if sh.diagnostic(args) else ("skip", "")
-        mine = [sh.flat(args)] + sh.segments(args)
-        again = sh.flat(args) == flat or sh.same_words(flat, args, fam) or (
-            sh.where(args) == sh.where(flat) and any(m in sh.segments(flat) for m in mine))
+        again = sh.flat(args) == flat or sh.same_words(flat, args, fam) or sh.reran(flat, args)
         if ok and again:  # the same command (or the failing part of it) passed
             if entry["steps"]:
                 return ("edited" if entry["edited"] else "steps"), steps_text(entry["steps"])
@@ -287,6 +286,7 @@ def miner(agg: dict, setup: Setup) -> Run:
         args = str(obs.get("args") or "")
         named = fix_edits.named_file(raw)
         names, suggested = fix_edits.subjects(raw)
+        names += [n for n in fix_edits.subjects(str(obs.get("error") or ""))[0] if n not in names]
         entries = [p for p in pending.pop(sid, []) if p["fp"] != fp]
         entries.append({
             "fp": fp, "failed": cut(sh.private(args, setup.repo_root), CUT_ARGS),

@@ -119,6 +119,9 @@ def is_noise(line: str) -> bool:
     low = line.lower().lstrip()
     if low in ("<tool_use_error>", "</tool_use_error>", "fail", "failed", "error", "1 error"):
         return True
+    if low[:1] in ("|", "^") or low.split(" ", 1)[0].isdigit() and low[len(low.split(" ", 1)[0]):
+                                                                      ].startswith(" |"):
+        return True  # a compiler's excerpt of the code: "18 |     set_var(...)", "|", "^^^"
     if low.startswith("[") and "] " in low:  # task prefixes: "[lint] $ ...", "[test] ok"
         tag, tail = low.split("] ", 1)
         if tail.startswith(("$ ", "error task failed")) or not tail.strip() \
@@ -192,7 +195,7 @@ def cause_line(text: str) -> str:
             best, at = score, i
     pick = lines[at] if best else lines[0]
     nxt = lines[at + 1] if best and at + 1 < len(lines) else ""
-    if nxt.startswith("--> "):
+    if nxt.startswith("--> ") and " --> " not in pick:
         return f"{pick} {nxt}"  # rustc names the file on the next line: error[E0133]: ... --> a.rs:3:5
     if pick.endswith(":") and nxt and len(nxt) < 120 and _score(nxt) < best \
             and not pick.lower().startswith("diff in "):
