@@ -12,7 +12,7 @@ from selflearn.learning import fingerprint, fix_shell, mine_base, mine_failures
 from selflearn.observation import causes
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
-from test_learning_real import Log, failed, mined
+from test_learning_real import Log, failed, mined, mined_edits
 
 LINT_STAGED = """[STARTED] Preparing lint-staged...
 [COMPLETED] Preparing lint-staged...
@@ -398,13 +398,19 @@ def test_a_rename_in_the_files_of_one_session_is_no_convention(run, store):
     log = Log(store)
     for path in ("/w/app/src/api.ts", "/w/app/src/page.ts"):
         log.add("s1", edit(path, "const u = await getUser(id);", "const u = await fetchUser(id);"))
-    assert edits(run) == []  # a one-off refactoring
+    assert mined_edits(run) == []  # a one-off refactoring
     log.add("s2", edit("/w/app/src/list.ts", "return getUser(id)", "return fetchUser(id)"))
-    (card,) = edits(run)  # in a second session it is how this project names it
+    (card,) = mined_edits(run)  # in a second session it is how this project names it
     assert card["title"] == "Write `fetchUser`, not `getUser` (convention)"
 
 
-def edits(run) -> list:
-    code, out, err = run(["mine", "--kind", "edits", "--format", "json"])
-    assert code == 0, err
-    return [lesson["card"] for lesson in json.loads(out)["lessons"]]
+def test_a_fix_that_keeps_a_risky_form_is_for_a_person_to_judge(run, store):
+    log = Log(store)
+    log.add("s1", failed("sudo systemctl restart app", "Failed to restart app.service: Unit "
+                                                       "app.service not found."), ok=False)
+    log.add("s1", "sudo systemctl restart app-web")  # as risky as what failed: still no lesson
+    log.add("s2", failed("docker compose -f deploy/compose.yml up -d", "no such service: web"),
+            ok=False)
+    log.add("s2", "docker compose -f deploy/compose.yml up -d api")  # -f is a file, not force
+    (card,) = mined(run)
+    assert card["title"].startswith("`docker compose` fails with")

@@ -18,7 +18,8 @@ _CUT = "\u2026"          # how a cut observation field ends
 
 def named_file(line: str) -> str:
     """The file a cause line starts with (``a/b.go:12:3: msg``, ``a/b.ts(6,33): msg``,
-    markdownlint's ``a/b.md:12 MD040/…``), the one rustc points to after it (``… --> a/b.rs:3:5``)
+    markdownlint's ``a/b.md:12 MD040/…``), the one rustc points to after it
+    (``… --> a/b.rs:3:5``)
     or, failing that, ends with (``Merge conflict in a/b.go``); '' when it names none."""
     if " --> " in line:
         line = line.rsplit(" --> ", 1)[1] + ": "

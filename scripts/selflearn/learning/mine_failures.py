@@ -216,7 +216,7 @@ def miner(agg: dict, setup: Setup) -> Run:
                 if how in ("variant", "program") else []
             if before:
                 fix["before"] = steps_text(before)  # what was done first, e.g. the named file
-            fix["certain"] = _sure(how, before, entry)
+            fix["certain"] = _sure(how, what, before, entry)
             if entry["program"]:
                 fix["missing"] = True  # a program was missing: one session may teach it
             if how == "instead" and entry["program"] != "missing":
@@ -324,12 +324,14 @@ def steps_text(steps: List[str]) -> str:
 
 
 ONE_SESSION = ("hint", "instead", "variant", "cd", "edit", "edited", "script", "quoted")
-def _sure(how: str, before: List[str], entry: dict) -> bool:
+def _sure(how: str, what: str, before: List[str], entry: dict) -> bool:
     """Whether a fix certainly changed the outcome. A hint, an edit or a program doing the
     job are; a variant only when nothing was changed before it (or what was done is named:
     a command, a config or a described edit); steps when one of them is named that way;
     another subcommand only after the file the error names was edited (a conflict resolved);
     a diagnostic never."""
+    if causes.riskier(" ".join(before + [what]).replace(" -f ", " "), ""):
+        return False  # a risky form (--force, sudo), even one the failed call had: a person judges
     if how in ("steps", "edited"):
         return _concrete(entry["steps"])
     if how == "variant":

@@ -180,7 +180,8 @@ def miner(agg: dict, setup: Setup) -> Run:
         if obs.get("event") == "tool_success" and obs.get("tool_kind") == "shell" \
                 and wait["words"] and _named(obs, wait, table):
             found = job_of(obs, table)
-            grouped = bool(wait["job"]) and found is not None and found[:2] == tuple(wait["job"][:2])
+            grouped = bool(wait["job"]) and found is not None and \
+                found[:2] == tuple(wait["job"][:2])
             use = _name(found[1], found[2]) if grouped else str(obs.get("family") or "")
             avoid = _name(wait["job"][1], wait["job"][2]) if grouped else wait["family"]
             digest = _digest(*wait["job"]) if grouped else \

@@ -196,7 +196,7 @@ def cause_line(text: str) -> str:
     pick = lines[at] if best else lines[0]
     nxt = lines[at + 1] if best and at + 1 < len(lines) else ""
     if nxt.startswith("--> ") and " --> " not in pick:
-        return f"{pick} {nxt}"  # rustc names the file on the next line: error[E0133]: ... --> a.rs:3:5
+        return f"{pick} {nxt}"  # rustc names the file on the next line (--> a.rs:3:5)
     if pick.endswith(":") and nxt and len(nxt) < 120 and _score(nxt) < best \
             and not pick.lower().startswith("diff in "):
         pick = f"{pick} {nxt}"  # "... ignored by one of your .gitignore files: priv/assets"
