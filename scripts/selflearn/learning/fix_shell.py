@@ -3,8 +3,8 @@
 Owns comparing command lines word by word (segments, quoted text, the folder and
 environment set in front), telling commands that only look around from ones that change
 something, whether a command can do a missing program's job, the words two commands differ
-in, and keeping personal data (e-mail addresses, home folders, the session's own folder)
-out of what a lesson shows. Pure functions with small caches; the failures miner decides
+in, and keeping personal data (e-mail addresses, the user's name in home folders, the
+repository's own path) out of what a lesson shows. Pure functions with small caches; the failures miner decides
 what proves a fix. Must not import cli or anything above learning.
 """
 
@@ -256,10 +256,9 @@ def _cut(text: str) -> str:
 
 
 def private(text: str, here: str = "") -> str:
-    """``text`` as a lesson may show it: the folder the session ran in (``here``) left out of
-    paths under it, home folders as ``~/``, e-mail addresses and ``--author`` values as
-    placeholders, the user's name in a home folder as ``<user>`` (a lesson is about the
-    project, not about who ran it)."""
+    """``text`` as a lesson may show it: paths under the repository root ``here`` relative to
+    it, the user's name in a home folder as ``<user>``, e-mail addresses and ``--author``
+    values as placeholders (a lesson is about the project, not about who ran it)."""
     here = here.rstrip("/")
     if here.count("/") > 1 and here in text:
         text = _under(here).sub(lambda m: "" if m.group(1) else ".", text)
