@@ -12,16 +12,20 @@ DAY = 86400.0
 
 
 def obs(n: int, ts: float, session: str) -> dict:
-    return {"v": 1, "id": f"obs_{n}", "ts": model.iso(ts), "agent": "claude", "session_id": session,
-            "event": "tool_failure", "outcome": "failure", "tool": "Bash", "tool_kind": "shell",
-            "args": "npm test", "family": "npm test", "error": "Error: Cannot find module 'x'"}
+    """A failure, or (odd ``n``) the variant that fixed the one before it."""
+    fixed = n % 2 == 1
+    out = {"v": 1, "id": f"obs_{n}", "ts": model.iso(ts), "agent": "claude",
+           "session_id": session, "event": "tool_success" if fixed else "tool_failure",
+           "outcome": "success" if fixed else "failure", "tool": "Bash", "tool_kind": "shell",
+           "args": "npm test --ci" if fixed else "npm test", "family": "npm test"}
+    return out if fixed else dict(out, error="Error: Cannot find module 'x'")
 
 
 def fill(store, monkeypatch, old: int, recent: int):
     monkeypatch.setenv("SELF_LEARNING_NOW", model.iso(T0))
     path = str(store / "observations.jsonl")
-    jsonl.append(path, [obs(n, T0 - 300 * DAY + n, f"old{n % 3}") for n in range(old)])
-    jsonl.append(path, [obs(old + n, T0 - DAY + n, f"new{n % 3}") for n in range(recent)])
+    jsonl.append(path, [obs(n, T0 - 300 * DAY + n, f"old{n // 2 % 3}") for n in range(old)])
+    jsonl.append(path, [obs(old + n, T0 - DAY + n, f"new{n // 2 % 3}") for n in range(recent)])
     return path
 
 

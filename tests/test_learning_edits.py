@@ -7,7 +7,7 @@ sessions under bench/learning/ (tests/data/real_failures.json names each source)
 """
 import pytest
 
-from selflearn.learning import fingerprint, fix_edits, mine_failures
+from selflearn.learning import fingerprint, fix_edits, fix_shell, mine_failures
 from selflearn.observation import observe
 from test_learning_real import Log, case, failed, mined
 
@@ -229,7 +229,7 @@ def test_an_alias_that_rejects_the_options_teaches_what_did_the_job(run, store):
 ])
 def test_another_program_in_the_output_is_no_alias(command, output):
     obs = failed(command, output)
-    assert mine_failures._replaced(obs, output.splitlines()[0]) == ""
+    assert fix_shell.replaced(obs, output.splitlines()[0]) == ""
 
 
 # --- branch names become placeholders; redirections are no separators -----------------------
@@ -278,4 +278,4 @@ def test_a_listing_or_hidden_success_never_stands_in_for_a_missing_tool(run, sto
     ("sudo apt-get install tree", "tree -L 2", False),
 ])
 def test_what_may_stand_in_for_a_missing_program(args, flat, expected):
-    assert mine_failures._stands_in(args, flat, flat) is expected
+    assert fix_shell.same_job(args, flat, observe.command_family(flat)) is expected

@@ -34,11 +34,18 @@ def failure(n, ts, session, event="tool_failure"):
     return obs
 
 
+def fixed(n, ts, session):
+    """Observation ``n``: the variant that passed after the npm failure (its certain fix)."""
+    return dict(failure(n, ts, session, event="tool_success"), outcome="success", tool="Bash",
+                tool_kind="shell", args="npm test --ci", family="npm test")
+
+
 def failures(store, sessions, start=0):
-    """The same npm failure once in each session: a lesson once in 2 or more sessions."""
+    """The same npm failure once in each session, then the variant that fixed it: a lesson
+    (2 observations per session)."""
     jsonl.append(str(store / "observations.jsonl"), [
-        failure(start + n, T0 - 3600 + 60 * (start + n), f"s{start + n}")
-        for n in range(sessions)])
+        make(start + n, T0 - 3600 + 60 * (start + n) + k, f"s{start + n}")
+        for n in range(sessions) for k, make in enumerate((failure, fixed))])
 
 
 def js(run, *args):
@@ -64,7 +71,7 @@ def test_first_run_mines_reinforces_promotes_decays_and_saves_state(run, clock, 
     lines = out.splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "mine", "reinforce", "compact", "promote", "decay", "state"]
-    assert lines[0] == "mine: 1 lesson(s) (1 created, 0 reinforced, 0 skipped) from 2 new observation(s)"
+    assert lines[0] == "mine: 1 lesson(s) (1 created, 0 reinforced, 0 skipped) from 4 new observation(s)"
     assert lines[2] == f"compact: nothing dropped (0 bytes to drop < {compact.MIN_DROP_BYTES})"
     assert lines[3] == "promote: no change (1 mined lesson(s) checked)"
     (card,) = cards(store).values()
@@ -199,7 +206,8 @@ def test_unreadable_state_is_one_line(run, clock, store):
 def test_reinforce_runs_between_mine_and_promote(run, clock, store):
     """A violation judged in this run holds back a candidate that would otherwise be accepted."""
     obs = str(store / "observations.jsonl")
-    jsonl.append(obs, [failure(0, T0 - 3 * DAY, "s0"), failure(1, T0 - 2 * DAY, "s1")])
+    jsonl.append(obs, [failure(0, T0 - 3 * DAY, "s0"), fixed(4, T0 - 3 * DAY + 1, "s0"),
+                       failure(1, T0 - 2 * DAY, "s1"), fixed(5, T0 - 2 * DAY + 1, "s1")])
     clock(-2 * DAY + HOUR)
     js(run)
     (card,) = cards(store).values()
@@ -216,7 +224,7 @@ def test_reinforce_runs_between_mine_and_promote(run, clock, store):
                         "observation(s)")
     assert lines[1].startswith("reinforce: judged 1 surfaced lesson(s): 0 helped, 1 violated")
     assert lines[3] == "promote: no change (1 mined lesson(s) checked)"
-    conf = round(mine_base.confidence(3) * (1 - lifecycle.VIOLATION_LOSS), 3)
+    conf = round(mine_base.confidence(3, has_fix=True) * (1 - lifecycle.VIOLATION_LOSS), 3)
     held = js(run, "--force", "--dry-run")["steps"]["promote"]["held"]
     assert [h["reason"] for h in held] == [
         f"confidence {conf} < {lifecycle.PROMOTE_MIN_CONFIDENCE}"]
@@ -227,19 +235,22 @@ def test_counts_add_up_with_lessons_a_person_rejected(run, clock, store):
     failures(store, 2)
     jsonl.append(str(store / "observations.jsonl"), [{
         **failure(10 + n, T0 - 1800 + n, f"m{n}"), "family": "make", "args": "make",
-        "error": "make: *** [all] Error 2"} for n in range(2)])
+        "error": "make: *** [all] Error 2"} for n in range(2)] + [{
+        **fixed(30 + n, T0 - 1790 + n, f"m{n}"), "family": "make", "args": "make -j1"}
+        for n in range(2)])
     js(run)
     (rejected,) = [c for c in cards(store).values() if c["title"].startswith("`make`")]
     assert run(["aha-status", "--id", rejected["id"], "--status", "rejected"])[0] == 0
     failures(store, 1, start=2)
     jsonl.append(str(store / "observations.jsonl"), [{
         **failure(20, T0 - 1700, "m2"), "family": "make", "args": "make",
-        "error": "make: *** [all] Error 2"}])
+        "error": "make: *** [all] Error 2"}, {**fixed(21, T0 - 1690, "m2"), "family": "make",
+                                              "args": "make -j1"}])
     clock(MINUTE)
     code, out, err = run(["maintain"])
     assert code == 0, err
     assert out.splitlines()[0] == ("mine: 2 lesson(s) (0 created, 1 reinforced, 1 skipped) "
-                                   "from 2 new observation(s)")
+                                   "from 4 new observation(s)")
 
 
 HOLD = ("import fcntl, os, sys\n"

@@ -98,7 +98,8 @@ PLANTED = {
                         "To github.com:acme/app.git\n! [rejected] main -> main (fetch first)\n"
                         "error: failed to push some refs to 'github.com:acme/app.git'"),
         "shell|Bash|git push|error: failed to push some refs to <X>",
-        lambda r: shell(f"git pull --rebase origin feature-{r.randint(1, 99)}", "git pull")),
+        lambda r: [shell(f"git pull --rebase origin feature-{r.randint(1, 99)}", "git pull"),
+                   shell(f"git push origin feature-{r.randint(1, 99)}", "git push")]),
     "make-build": (
         lambda r: shell("make build", "make build",
                         f"make: *** [Makefile:{r.randint(1, 300)}: build] Error 2"),
@@ -159,7 +160,9 @@ def planted_log(seed=7, sessions_per_pattern=(2, 4), noise_sessions=12):
                     for _ in range(rng.randint(0, 2)):  # the agent looks around first
                         sessions[sid].append(("tool_success", {"tool": "Read", "tool_kind": "read",
                                                                "args": "README.md"}))
-                    sessions[sid].append(("tool_success", fix(rng)))
+                    done = fix(rng)
+                    sessions[sid] += [("tool_success", f) for f in (
+                        done if isinstance(done, list) else [done])]
     while noise_count < 200:
         sid = rng.choice(names)
         roll = rng.random()
@@ -256,7 +259,10 @@ def test_planted_patterns_are_found_and_noise_is_not(run, store, capsys):
     write_log(log, events)
     data = js(run, "--kind", "failures")  # the other kinds: tests/test_miners.py
     found = {e["fingerprint"] for e in data["lessons"] if e["action"] == "created"}
-    expected = {fp for _, fp, _ in PLANTED.values()}
+    expected = {fp for _, fp, fix in PLANTED.values() if fix}  # unfixed: episodes, no lesson
+    state = json.loads((store / "mine_state.json").read_text())["kinds"]["failures"]["agg"]
+    assert {fp for _, fp, _ in PLANTED.values()} <= {c["fingerprint"] for c in
+                                                     state["clusters"].values()}
     hits = found & expected
     precision, recall = len(hits) / len(found), len(hits) / len(expected)
     fixes_expected = {fp for _, fp, fix in PLANTED.values() if fix}
@@ -312,17 +318,25 @@ def test_repeated_failure_card_cites_evidence_and_the_succeeding_variant(run, st
 
 
 def test_failure_trigger_is_the_tool_off_the_shell_and_reaches_older_cards(run, store):
-    read = dict(tool="Read", tool_kind="read", args="/repo/a.py",
-                error="EACCES: permission denied, open '/repo/a.py'")
-    key = "mined:failure:" + mine_failures.recurs({"event": "tool_failure", **read})
-    older = {"title": "`Read` fails", "key": key, "origin": "mined", "status": "candidate",
+    key = "mined:failure:" + mine_failures.recurs({"event": "tool_failure", **shell(
+        "npm test", "npm test", "Error: Cannot find module 'x'")})
+    older = {"title": "`npm test` fails", "key": key, "origin": "mined", "status": "candidate",
              "confidence": 0.4}  # as mined before cards had a trigger
     assert seed_record(({"aha_cards": [older]}))[0] == 0
+    _two_sessions(Log(store))
+    (lesson,) = js(run)["lessons"]
+    assert (lesson["action"], lesson["card"]["trigger"]) == ("reinforced", "npm test")
+    assert cards(store)[lesson["id"]]["trigger"] == "npm test"
+    assert mine_failures.trigger({"kind": "read", "tool": "Read", "family": ""}) == "Read"
+
+
+def test_a_failure_off_the_shell_without_a_fix_is_an_episode_not_a_lesson(run, store):
+    read = dict(tool="Read", tool_kind="read", args="/repo/a.py",
+                error="EACCES: permission denied, open '/repo/a.py'")
     log = Log(store)
     log.append([log.obs(sid, "tool_failure", **read) for sid in ("a", "b")])
-    (lesson,) = js(run)["lessons"]
-    assert (lesson["action"], lesson["card"]["trigger"]) == ("reinforced", "Read")
-    assert cards(store)[lesson["id"]]["trigger"] == "Read"
+    data = js(run)
+    assert data["lessons"] == [] and data["clusters"]["failures"] == 1
 
 
 def test_fix_must_resemble_and_come_within_the_window(run, store):
@@ -334,18 +348,17 @@ def test_fix_must_resemble_and_come_within_the_window(run, store):
                     log.obs(sid, "tool_success", **shell("npm test --ci", "npm test")),
                     log.obs(sid, "tool_failure", **shell("make x", "make x", "Error: other")),
                     log.obs(sid, "tool_success", **shell("ls", "ls"))])
-    lessons = {e["fingerprint"]: e for e in js(run)["lessons"]}
-    assert "solution_steps" not in lessons["shell|Bash|npm test|Error: boom"]["card"]
-    assert "solution_steps" not in lessons["shell|Bash|make x|Error: other"]["card"]
+    assert js(run)["lessons"] == []  # no fix within the window, none that resembles
 
 
 def test_plain_retry_is_not_a_fix_but_a_gotcha(run, store):
     log = Log(store)
-    for sid in ("a", "b"):
+    for sid in ("a", "b", "c"):
         log.append([log.obs(sid, "tool_failure", **shell("npm test", "npm test", "Error: flaky")),
-                    log.obs(sid, "tool_success", **shell("npm test", "npm test"))])
-    (lesson,) = js(run)["lessons"]
-    assert "solution_steps" not in lesson["card"]
+                    log.obs(sid, "tool_success", **shell("npm test" + (" --ci" if sid == "c" else ""),
+                                                         "npm test"))])
+    (lesson,) = js(run)["lessons"]  # a lesson only once a variant fixed it (in session c)
+    assert lesson["card"]["solution_steps"] == ["use `npm test --ci` instead of `npm test`"]
     assert "flaky" in lesson["card"]["gotchas"][0]
 
 
@@ -368,9 +381,13 @@ def test_failures_in_one_session_or_environmental_are_not_lessons(run, store):
 
 # --- incremental ------------------------------------------------------------------------------
 
-def _two_sessions(log, error="Error: Cannot find module 'x'", sids=("a", "b")):
-    return log.append([log.obs(s, "tool_failure", **shell("npm test", "npm test", error))
-                       for s in sids])
+def _two_sessions(log, error="Error: Cannot find module 'x'", sids=("a", "b"),
+                  fix=("npm test --ci",)):
+    """The same failure in each session, each time followed by a variant that passed (a
+    certain fix: without one a failure is an episode, not a lesson)."""
+    return log.append([log.obs(s, event, **shell(cmd, observe.command_family(cmd), err))
+                       for s in sids for event, cmd, err in [("tool_failure", "npm test", error)]
+                       + [("tool_success", f, None) for f in fix]])
 
 
 def test_second_run_reads_nothing_and_writes_nothing(run, store):
@@ -437,7 +454,7 @@ def test_replaced_or_shrunk_file_is_mined_again_from_the_start(run, store):
     jsonl.atomic_write(log.path, content)  # same bytes, new inode (what repair --apply does)
     data = js(run)
     assert data["full"] and data["full_reason"] == "observations.jsonl was replaced (new inode)"
-    assert data["from_offset"] == 0 and data["observations_read"] == 2
+    assert data["from_offset"] == 0 and data["observations_read"] == 4
     assert data["lessons"] == [] and data["unchanged"] == 1 and len(cards(store)) == 1
     code, out, _ = run(["mine"])
     assert code == 0 and "full re-mine" not in out
@@ -486,10 +503,11 @@ def test_dry_run_writes_nothing_and_returns_the_lessons(run, store):
 
 def test_since_considers_only_later_observations_and_keeps_the_checkpoint(run, store):
     log = Log(store)
-    _two_sessions(log, error="Error: early", sids=("a",))
+    steps = ("npm install", "npm test")  # a fix that needs two sessions
+    _two_sessions(log, error="Error: early", sids=("a",), fix=steps)
     log.clock += 86400 * 3
-    later = _two_sessions(log, error="Error: early", sids=("b",))
-    _two_sessions(log, error="Error: late")
+    later = _two_sessions(log, error="Error: early", sids=("b",), fix=steps)
+    _two_sessions(log, error="Error: late", fix=steps)
     since = later[0]["ts"]
     data = js(run, "--since", since)
     assert data["since"] == since and not data["checkpoint_written"]
@@ -515,7 +533,7 @@ def test_clusters_and_waiting_sessions_stay_bounded(run, store, monkeypatch):
                 for variant in ("-x", "-y")
                 for e, args in (("tool_failure", "npm test"), ("tool_success", f"npm test {variant}"))])
     data = js(run)
-    assert data["lessons"][0]["card"]["solution_steps"] == ["use `npm test -x` instead of `npm test`"]
+    assert data["lessons"][0]["card"]["solution_steps"] == ["use `npm test --ci` instead of `npm test`"]
     assert data["clusters"]["failures"] <= 10
     assert data["lessons"][0]["sessions"] == 3
     state = json.loads((store / mine.STATE_FILE).read_text())
@@ -530,9 +548,9 @@ def test_text_output(run, store):
     code, out, err = run(["mine"])
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == f"read 2 new observation(s) from byte 0 to {os.path.getsize(log.path)} ({', '.join(mine.MINERS)})"
+    assert lines[0] == f"read 4 new observation(s) from byte 0 to {os.path.getsize(log.path)} ({', '.join(mine.MINERS)})"
     assert lines[1].startswith("created aha_") and lines[1].endswith(
-        ": `npm test` fails with `Error: Cannot find module 'x'` (2 sessions, confidence 0.4)")
+        ": `npm test` fails with `Error: Cannot find module 'x'` (2 sessions, confidence 0.45)")
     assert lines[2] == f"checkpoint: byte {os.path.getsize(log.path)} in {store / 'mine_state.json'}"
     assert "`npm test` fails with" in (store / "INDEX.md").read_text()
     code, out, _ = run(["mine"])
@@ -565,7 +583,7 @@ def test_unreadable_line_is_a_warning(run, store):
         fh.write(b'{"event": "tool_failure", nope\n["tool_failure"]\n')
     code, out, err = run(["mine"])
     assert code == 0 and "created" in out
-    assert err.startswith(f"self_learning: warning: {log.path}:3: not JSON (")
+    assert err.startswith(f"self_learning: warning: {log.path}:5: not JSON (")
 
 
 KNOWN = "failures, edits, bypass, denials, preferences, sequences"
@@ -648,7 +666,7 @@ def test_a_new_kind_is_one_module_and_one_registry_entry(run, store, monkeypatch
     log.append([log.obs("b", "prompt", prompt="again")])
     data = js(run, "--kind", "failures,prompts")  # prompts starts at byte 0, failures later
     assert data["kinds"] == ["failures", "prompts"] and data["from_offset"] == 0
-    assert data["lessons"] == [] and data["observations_read"] == 4
+    assert data["lessons"] == [] and data["observations_read"] == 6
     state = json.loads((store / mine.STATE_FILE).read_text())["kinds"]
     assert state["prompts"]["agg"] == {"prompts": 2}
     assert state["failures"]["offset"] == state["prompts"]["offset"] == os.path.getsize(log.path)

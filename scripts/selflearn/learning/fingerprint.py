@@ -22,11 +22,13 @@ _RULES = (
      "<uuid>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
                 r"(?:Z|[+-]\d{2}:?\d{2})?)?\b|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
-    (re.compile(r"(?:[A-Za-z]:\\|~/|\.{1,2}/)[^\s:'\"`,;()\[\]{}<>]*|/[^\s:'\"`,;()\[\]{}<>]+"
-                r"|(?<![\w.@+-])[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
+    (re.compile(r"(?:[A-Za-z]:\\|~/|\.{1,2}/)[^\s:'\"`,;()\[\]{}<>]*"
+                r"|(?<![\w.-])/[^\s:'\"`,;()\[\]{}<>]+"
+                r"|(?<![\w.@+-])(?![A-Z]{1,4}\d{3,5}/)[\w.@+-]+(?:/[\w.@+-]+)+/?"), "<path>"),
+    # (a linter's rule such as MD040/fenced-code-language is no path)
     (re.compile(r"\btmp[._-]?(?=[A-Za-z_]*\d)[A-Za-z0-9_]{5,}\b"), "<tmp>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"), "<hex>"),
-    (re.compile(r"(?<![A-Za-z<])\d+(?:\.\d+)*"), "<n>"),
+    (re.compile(r"(?<![A-Za-z<\d])\d+(?:\.\d+)*"), "<n>"),
 )
 # A branch, tag or remote named after these words varies between sessions ("The current
 # branch fix-42 has no upstream branch"); the words that follow them in prose stay.

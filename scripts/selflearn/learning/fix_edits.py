@@ -17,9 +17,16 @@ _CUT = "\u2026"          # how a cut observation field ends
 
 
 def named_file(line: str) -> str:
-    """The file a cause line starts with (``a/b.go:12:3: msg``, ``a/b.ts(6,33): msg``) or,
-    failing that, ends with (``Merge conflict in a/b.go``); '' when it names none."""
+    """The file a cause line starts with (``a/b.go:12:3: msg``, ``a/b.ts(6,33): msg``,
+    markdownlint's ``a/b.md:12 MD040/…``), the one rustc points to after it
+    (``… --> a/b.rs:3:5``)
+    or, failing that, ends with (``Merge conflict in a/b.go``); '' when it names none."""
+    if " --> " in line:
+        line = line.rsplit(" --> ", 1)[1] + ": "
+    first = line.split(" ", 1)[0]
     head = line.split(": ", 1)[0].strip() if ": " in line else ""
+    if first.count(":") == 1 and first.split(":")[1].isdigit() and not first.endswith(":"):
+        head = first  # path:line message (no colon after the line number)
     if "(" in head and head.endswith(")"):
         path, _, where = head[:-1].partition("(")
         head = path if where.replace(",", "").isdigit() else ""

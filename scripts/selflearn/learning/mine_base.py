@@ -43,6 +43,12 @@ PROTOCOL_ERRORS = (
     "file has been unexpectedly modified",
 )
 
+# MCP servers that ship with the agent client itself (Claude Code's IDE bridge and browser
+# extension): their failures are the client's own protocol, like a built-in tool's. Any MCP
+# tool's JSON-RPC errors (bad arguments, unknown tool) are the agent's calling slips.
+OWN_MCP_SERVERS = ("ide", "claude-in-chrome", "claude_in_chrome")
+MCP_PROTOCOL_ERRORS = ("mcp error -32", "no such tool available")
+
 
 class Run(NamedTuple):
     """One miner over one run: ``wants(raw line) -> bool`` (a fast byte test; False
@@ -70,15 +76,21 @@ def confidence(sessions: int, has_fix: bool = False) -> float:
 # the project: the same assertion failing in two sessions is two different bugs.
 TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal", "expected:",
                  "test result: failed", "tests failed", "failing tests", "assertion failed",
-                 "e assert ")
+                 "e assert ", " - assert", "' panicked at ", "test failed, to rerun pass")
+# What a failing test may report that is about its environment, not the code under work.
+SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixture '",
+                "command not found", "permission denied", "connection refused")
 
 
 def test_verdict(line: str) -> bool:
     """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
-    failing test with a bullet; a suite that failed to run is no verdict)."""
+    failing test with a bullet, pytest's summary ``FAILED path::test``, rust a panicking test
+    thread; a suite that failed to run, or a test that could not import, is no verdict)."""
     low = line.lower()
     if low.startswith("\u25cf ") and "failed to run" not in low:
         return True
+    if low.startswith("failed ") and "::" in low.split(" - ", 1)[0]:
+        return not any(e in low for e in SETUP_ERRORS)
     return any(v in low for v in TEST_VERDICTS)
 
 
@@ -90,8 +102,11 @@ def ignored(obs: dict) -> bool:
     error = str(obs.get("error") or "").lower()
     if any(marker in error for marker in IGNORED_ERRORS + REJECTED + BLOCKED):
         return True
-    return obs.get("tool_kind") != "shell" and obs.get("tool_kind") != "mcp" \
-        and any(marker in error for marker in PROTOCOL_ERRORS)
+    if obs.get("tool_kind") == "mcp":
+        server = str(obs.get("tool") or "").split("__")[1:2]
+        return bool(server) and server[0] in OWN_MCP_SERVERS or \
+            any(marker in error for marker in MCP_PROTOCOL_ERRORS)
+    return obs.get("tool_kind") != "shell" and any(marker in error for marker in PROTOCOL_ERRORS)
 
 
 def cut(text: str, limit: int) -> str:

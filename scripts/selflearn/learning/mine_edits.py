@@ -7,7 +7,8 @@ correction is reduced to the tokens that changed (whitespace-blind, with one
 token of context for a pure insertion or deletion), so the same fix clusters
 across files and sessions while different fixes stay apart; a change seen in
 ``MIN_SESSIONS`` sessions, or in ``CONVENTION_MIN_FILES`` files of one session (the
-same slip in every file it touches), becomes the lesson "write Y directly".
+same slip in every file it touches; not a mere rename, a one-off refactoring), becomes the
+lesson "write Y directly".
 Constants are documented in references/LEARNING.md. Must not import cli.
 """
 
@@ -146,7 +147,7 @@ def miner(agg: dict, setup: Setup) -> Run:
         return [(_convention_lesson if c.get("convention") else _lesson)(d, c)
                 for d, c in ((d, clusters.items[d]) for d in sorted(clusters.changed))
                 if clusters.sessions(d) >= MIN_SESSIONS
-                or len(c.get("files", [])) >= CONVENTION_MIN_FILES]
+                or (len(c.get("files", [])) >= CONVENTION_MIN_FILES and not rename(c["change"]))]
 
     return Run(wants, feed, lessons)
 
@@ -195,6 +196,19 @@ def substitution(old: str, new: str) -> Optional[Tuple[str, str, str]]:
     if a <= b or b <= a:
         return None  # an insertion or deletion around a kept word is not a substitution
     return key, x, y
+
+
+def rename(change: str) -> bool:
+    """Whether a change only renames one name to another (``getUser -> fetchUser``): done in
+    every file of one session it is a one-off refactoring, not a convention, so it takes
+    MIN_SESSIONS. A name replaced by a form of itself (``assertEquals -> assertEqual``,
+    ``Command -> CommandContext``) is an API's preferred form: a convention."""
+    sides = change.split(" -> ")
+    if len(sides) != 2 or not all(len(side.split()) == 1 and side.replace("_", "").isalnum()
+                                  for side in sides):
+        return False
+    old, new = (side.lower() for side in sides)
+    return old not in new and new not in old
 
 
 def _convention_lesson(digest: str, c: dict) -> dict:

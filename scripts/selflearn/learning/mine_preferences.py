@@ -6,8 +6,11 @@ started, ``pip`` in its forms, ``python``/``python3``, ``docker compose`` /
 ``docker-compose`` (``EQUIVALENTS``; config.json key ``equivalents`` adds groups).
 Each variant's successes, failures and refusals are counted per session; a
 variant that keeps succeeding next to one that keeps failing or being refused
-becomes the lesson "use `pnpm test`, not `npm test`". When the configured
-groups change, this kind is mined again from the start (``stale``).
+becomes the lesson "use `pnpm test`, not `npm test`". A preference the user states
+teaches in one session: a shell call they rejected (or denied), their words (said with the
+rejection, or their next prompt) naming another program, and that program then doing the
+same job (``SAID_WINDOW``) is the lesson "use `uv pip install`, not `pip3 install`". When the
+configured groups change, this kind is mined again from the start (``stale``).
 Constants are documented in references/LEARNING.md. Must not import cli.
 """
 
@@ -17,7 +20,7 @@ from . import fingerprint
 from ..storage.errors import SelfLearningError
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored
 from .mine_clusters import (Clusters, config_changed, config_digest, config_where, finding,
-                            refusal, repo_config, seen_lines)
+                            refusal, repo_config, seen_lines, session_of)
 from ..storage.screen import fence
 
 KIND = "preferences"
@@ -41,6 +44,10 @@ GOOD_RATE = 0.8             # the preferred variant succeeds at least this share
 BAD_RATE = 0.5              # the other fails or is refused at least this share of the time
 MAX_CLUSTERS = 5000         # variants remembered; the least recent not yet lessons dropped
 CUT_ARGS, CUT_ERROR = 120, 160  # characters of a command, of an error shown
+SAID_WINDOW = 10            # tool calls after a refusal in which the program the user named
+                            # must do the refused call's job
+MAX_SAID_SESSIONS = 200     # sessions with a refusal waiting; the least recent are dropped
+SAID = "the user said:"     # how Claude Code hands the agent what the user typed on rejecting
 
 
 def groups(config: dict, where: str = "config.json") -> List[Tuple[Tuple[str, ...], bool]]:
@@ -103,17 +110,29 @@ def miner(agg: dict, setup: Setup) -> Run:
     table = groups(setup.config, config_where(setup))
     agg["config"] = config_digest(setup.config.get(KEY))
     clusters = Clusters(agg, MAX_CLUSTERS, MIN_SESSIONS)
+    said: Dict[str, dict] = agg.setdefault("said", {})  # session -> a refusal waiting
+    waiting = {sid.encode("utf-8") for sid in said}  # as they appear in a line
     firsts = {f.split()[0].encode("utf-8") for members, _ in table for f in members}
 
     def wants(raw: bytes) -> bool:
-        return (b"tool_success" in raw or b"tool_failure" in raw or b"permission_denied" in raw) \
-            and b"shell" in raw and any(p in raw for p in firsts)
+        call = b"tool_success" in raw or b"tool_failure" in raw or b"permission_denied" in raw
+        if waiting and (call or b'"prompt"' in raw):
+            sid = session_of(raw)
+            if sid is None or sid in waiting:
+                return True  # a session waiting for the words or the program the user named
+        return call and b"shell" in raw and (any(p in raw for p in firsts) or (
+            b"tool_failure" in raw and b"user" in raw) or b"permission_denied" in raw)
 
     def feed(obs: dict) -> None:
         event = obs.get("event")
+        sid = str(obs.get("session_id") or "")
+        if sid in said:
+            _heard(sid, obs)
         if obs.get("tool_kind") != "shell" or event not in (
                 "tool_success", "tool_failure", "permission_denied"):
             return
+        if refusal(obs) in ("rejected", "denied"):
+            _refused(sid, obs)
         found = job_of(obs, table)
         if found is None:
             return
@@ -131,14 +150,63 @@ def miner(agg: dict, setup: Setup) -> Run:
         if how:
             c["refused"] = c.get("refused", 0) + 1
 
+    def _refused(sid: str, obs: dict) -> None:
+        """Wait for the user's words and the program they name, after a refused shell call."""
+        error = str(obs.get("error") or "")
+        at = error.lower().find(SAID)
+        said.pop(sid, None)
+        waiting.add(sid.encode("utf-8"))
+        said[sid] = {"args": cut(obs.get("args"), CUT_ARGS), "family": str(obs.get("family") or ""),
+                     "job": list(job_of(obs, table) or ()), "left": SAID_WINDOW,
+                     "words": cut(error[at + len(SAID):], CUT_ERROR) if at >= 0 else "",
+                     "seen": [obs.get("id", "?"), sid, obs.get("ts", "?")]}
+        while len(said) > MAX_SAID_SESSIONS:
+            _done(next(iter(said)))
+
+    def _done(sid: str) -> None:
+        del said[sid]
+        waiting.discard(sid.encode("utf-8"))
+
+    def _heard(sid: str, obs: dict) -> None:
+        """The user's next prompt gives the words; a call of the program they named doing
+        the refused call's job is the lesson."""
+        wait = said[sid]
+        if obs.get("event") == "prompt":
+            wait["words"] = wait["words"] or cut(obs.get("prompt"), CUT_ERROR)
+            return
+        if obs.get("event") not in ("tool_success", "tool_failure", "permission_denied"):
+            return
+        wait["left"] -= 1
+        if obs.get("event") == "tool_success" and obs.get("tool_kind") == "shell" \
+                and wait["words"] and _named(obs, wait, table):
+            found = job_of(obs, table)
+            grouped = bool(wait["job"]) and found is not None and \
+                found[:2] == tuple(wait["job"][:2])
+            use = _name(found[1], found[2]) if grouped else str(obs.get("family") or "")
+            avoid = _name(wait["job"][1], wait["job"][2]) if grouped else wait["family"]
+            digest = _digest(*wait["job"]) if grouped else \
+                fingerprint.digest(f"prefer|said|{avoid}|{use}")
+            c = clusters.hit(digest, obs, lambda: {
+                "group": "", "job": "", "variant": avoid, "outcome": "said",
+                "use": use, "words": wait["words"], "refused": wait["args"],
+                "example": cut(obs.get("args"), CUT_ARGS), "asked": wait["seen"]})
+            c["use"] = use
+            _done(sid)
+        elif wait["left"] <= 0:
+            _done(sid)
+
     def lessons() -> List[dict]:
         touched = {(clusters.items[d]["group"], clusters.items[d]["job"])
                    for d in clusters.changed if d in clusters.items}
         jobs: Dict[Tuple[str, str], Dict[str, dict]] = {}
         for c in clusters.items.values():
-            if (c["group"], c["job"]) in touched:
+            if (c["group"], c["job"]) in touched and c["outcome"] != "said":
                 jobs.setdefault((c["group"], c["job"]), {})[c["outcome"] + "|" + c["variant"]] = c
-        return [lesson for key in sorted(jobs) for lesson in _prefer(key, jobs[key])]
+        out = [lesson for key in sorted(jobs) for lesson in _prefer(key, jobs[key])]
+        counted = {lesson["card"]["key"] for lesson in out}
+        return out + [_said_lesson(d, clusters.items[d]) for d in sorted(clusters.changed)
+                      if d in clusters.items and clusters.items[d]["outcome"] == "said"
+                      and f"mined:{KIND}:{d}" not in counted]
 
     return Run(wants, feed, lessons)
 
@@ -200,6 +268,42 @@ def _lesson(key: Tuple[str, str], variant: str, winners: List[str], cells: Dict[
               "last": max(badc.get("last", ""), okc.get("last", ""))}
     return finding(KIND, _digest(group, job, variant), f"{group}|{job}|{avoid} -> {use}",
                    merged, card, sessions)
+
+
+def _named(obs: dict, wait: dict, table) -> bool:
+    """Whether a call that passed runs a program the user's words named (not the refused
+    one) and does the refused call's job: the same job of a group of interchangeable
+    programs, or the same operands (``uv add requests`` for ``pip3 install requests``)."""
+    program = str(obs.get("family") or "").split(" ")[0]
+    refused = wait["family"].split(" ")[0]
+    words = "".join(ch if ch.isalnum() or ch in "-_." else " " for ch in wait["words"].lower())
+    if not program or program == refused or program.lower() not in words.split():
+        return False
+    found = job_of(obs, table)
+    if wait["job"] and found and found[:2] == tuple(wait["job"][:2]):
+        return True
+    def operands(args: str) -> set:
+        return {w for w in args.split()[1:] if not w.startswith("-") and len(w) > 1}
+    return bool(operands(wait["args"]) - set(wait["family"].split())) and \
+        operands(wait["args"]) - set(wait["family"].split()) <= operands(str(obs.get("args") or ""))
+
+
+def _said_lesson(digest: str, c: dict) -> dict:
+    """The card for a preference the user stated on rejecting a call."""
+    use, avoid, n = c["use"], c["variant"], len(c["sessions"])
+    card = {
+        "title": f"Use `{use}`, not `{avoid}`",
+        "when_to_use": f"about to run `{avoid}`",
+        "problem": f"the user rejected `{c['refused']}` and said: {fence(c['words'], CUT_ERROR)}",
+        "solution_steps": [f"run `{use}` instead of `{avoid}` (the user asked for it)"],
+        "evidence": [f"`{c['refused']}` was rejected ({c['asked'][2]}, session {c['asked'][1]}, "
+                     f"{c['asked'][0]})", f"`{c['example']}` succeeded next"]
+                    + seen_lines(c, f"`{use}` succeeded"),
+        "confidence": confidence(max(n, MIN_SESSIONS), has_fix=True),
+        "tags": ["mined", "preference", "shell", "said"],
+        "trigger": use,  # the preferred form, as for counted preferences
+    }
+    return finding(KIND, digest, f"said|{avoid} -> {use}", c, card, n)
 
 
 def recurs(obs: dict, config: Optional[dict] = None) -> Optional[str]:

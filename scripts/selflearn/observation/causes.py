@@ -3,7 +3,8 @@
 Owns: ``cause_line`` (the line of a whole output, head and tail, that names the error, aware
 of common runners: jest/vitest, pytest, cargo/rustc, tsc, go, mix, make/gcc, npm, git, shell),
 ``hints`` (fixes the output itself suggests: git ``hint:`` lines, "did you mean", "run X to",
-"to update it: X"), ``failing_segment`` (the part of a compound command the error names) and
+"to update it: X"), ``location`` (the file a compiler names on the line after its message),
+``failing_segment`` (the part of a compound command the error names) and
 the tests ``hidden_success`` and ``riskier`` used to judge a fix.
 Invariant: plain string methods only, no imports at all; this module is loaded on the hook
 path when a tool fails. Must not import cli or anything above observation.
@@ -19,9 +20,13 @@ _NOISE_PREFIXES = (
     "make: entering", "make: leaving", "traceback (most recent call last)",
     "the above exception", "during handling of", "ok ", "ok\t", "passed", "pass ",
     "test result:", "(use \"git", "to have this happen automatically",
+    "(this error happened", "husky - ",
 )
 _NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)",
                    "fatal: the remote end hung up", "[no test files]")
+# Status tags of task runners (lint-staged / listr): they say a task ran or failed, never why.
+_STATUS_TAGS = ("[started]", "[completed]", "[failed]", "[skipped]", "[success]", "[title]",
+                "[data]", "[reverted]")
 
 # (marker, score, how) checked on the lower-cased stripped line; the best score wins.
 # how: "start" = line starts with it, "in" = anywhere in the line.
@@ -31,6 +36,9 @@ _MARKERS = (
     ("error ts", 9, "start"),
     ("cannot find module", 9, "in"),    # node / jest / vitest / tsc
     ("** (", 9, "start"),               # elixir / mix: ** (RuntimeError) ...
+    ("err_pnpm_", 9, "in"),             # pnpm:  ERR_PNPM_UNEXPECTED_STORE  Unexpected store ...
+    ("diff in ", 8, "start"),           # rustfmt / cargo fmt --check: Diff in src/a.rs at line 3:
+    ("' panicked at ", 8, "in"),        # rust: thread 'tests::x' panicked at src/lib.rs:9:5:
     ("npm err!", 8, "start"),           # npm before 10
     ("npm error ", 8, "start"),         # npm 10+
     ("e ", 7, "start"),                 # pytest: E   ModuleNotFoundError ... (spaces collapsed)
@@ -68,7 +76,8 @@ _MARKERS = (
     ("fail", 2, "start"),
 )
 _GENERIC = ("validation failed", "task failed", "command failed", "build failed", "tests failed",
-            "checks failed", "fix these issues")
+            "checks failed", "fix these issues", "to rerun pass", "previous error", "script failed",
+            "exited with code", "errors from tasks", "because of errors", "could not compile")
 _LINT_NAMES = ("errcheck", "gosec", "govet", "staticcheck", "unused", "gocritic", "nilerr",
                "dupl", "noctx", "exhaustive", "unparam", "ineffassign", "typecheck", "revive",
                "gofmt", "goimports", "misspell", "prealloc", "gocyclo", "lll", "perfsprint")
@@ -81,9 +90,28 @@ _HIDERS = ("| head", "| tail", "| grep", "|head", "|tail", "|grep", "|| true", "
 
 
 def lines_of(text: str) -> list:
-    """Non-empty stripped lines; literal ``\\n`` pairs (output quoted twice) split too."""
+    """Non-empty stripped lines without terminal colour codes; literal ``\\n`` pairs (output
+    quoted twice) split too."""
     text = (text or "").replace("\\n", "\n") if "\\n" in (text or "") else (text or "")
+    if "\x1b[" in text or "\\u001b[" in text:
+        text = _uncoloured(text.replace("\\u001b[", "\x1b["))
     return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def _uncoloured(text: str) -> str:
+    """``text`` without ANSI escape sequences (``ESC [ params letter``): one failure printed
+    with and without colours is one failure."""
+    out, i = [], 0
+    while True:
+        at = text.find("\x1b[", i)
+        if at < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:at])
+        i = at + 2
+        while i < len(text) and (text[i].isdigit() or text[i] in ";?"):
+            i += 1
+        i += 1 if i < len(text) and text[i].isalpha() else 0
 
 
 def is_noise(line: str) -> bool:
@@ -91,11 +119,37 @@ def is_noise(line: str) -> bool:
     low = line.lower().lstrip()
     if low in ("<tool_use_error>", "</tool_use_error>", "fail", "failed", "error", "1 error"):
         return True
+    if low[:1] in ("|", "^") or low.split(" ", 1)[0].isdigit() and low[len(low.split(" ", 1)[0]):
+                                                                      ].startswith(" |"):
+        return True  # a compiler's excerpt of the code: "18 |     set_var(...)", "|", "^^^"
     if low.startswith("[") and "] " in low:  # task prefixes: "[lint] $ ...", "[test] ok"
-        tail = low.split("] ", 1)[1]
-        if tail.startswith(("$ ", "error task failed")) or not tail.strip():
+        tag, tail = low.split("] ", 1)
+        if tail.startswith(("$ ", "error task failed")) or not tail.strip() \
+                or tag + "]" in _STATUS_TAGS:
             return True
     return low.startswith(_NOISE_PREFIXES) or any(c in low for c in _NOISE_CONTAINS)
+
+
+def _located(line: str) -> bool:
+    """Whether a line starts with a source location, ``path.ext:line[:col]:`` (compilers)."""
+    head = line.split(": ", 1)[0] if ": " in line else ""
+    parts = head.split(":")
+    return len(parts) >= 2 and parts[1].isdigit() and "." in parts[0].rsplit("/", 1)[-1] \
+        and " " not in parts[0]
+
+
+def _rule_code(line: str) -> str:
+    """A linter's rule code the line names (``MD040/fenced-code-language``, ``F401`` after a
+    location, ``error[E0133]``'s code is scored apart), else ''."""
+    words = line.split()
+    for i, word in enumerate(words[:4]):
+        code = word.split("/", 1)[0].strip(":[]()")
+        letters = code.rstrip("0123456789")
+        digits = code[len(letters):]
+        if 1 <= len(letters) <= 4 and letters.isupper() and letters.isalpha() \
+                and 3 <= len(digits) <= 5 and ("/" in word or (i and ":" in words[0][:-1])):
+            return code
+    return ""
 
 
 def _score(line: str) -> int:
@@ -110,8 +164,16 @@ def _score(line: str) -> int:
         linter = low.rsplit("(", 1)[1][:-1]
         if linter in _LINT_NAMES and low.count(":") >= 3:
             best = max(best, 8)
+    if best < 8 and _rule_code(line):
+        best = 8  # a linter's rule: a.md:12 MD040/fenced-code-language ..., a.py:1:8: F401 ...
+    elif best < 5 and _located(line):
+        best = 5  # a compiler's a.go:12:3: message (go hides it behind "[build failed]")
+    if low.startswith("failed ") and "::" in low:
+        best = max(best, 7)  # pytest's summary: FAILED tests/a.py::test_b - AssertionError
     if any(g in low for g in _GENERIC):
         best = min(best, 3)  # says that something failed, not what
+    if any(f.strip().endswith("warning") for f in low.split(": ")[:-1][:3]):
+        best = min(best, 1)  # a warning: DeprecationWarning: ..., a.rs:3:5: warning: ...
     if best == 5 and low.split(":", 1)[0].endswith(("error", "exception")) and ":" in low:
         best = 6  # KeyError: ..., TypeError: ... (the end of a traceback)
     return best
@@ -133,7 +195,10 @@ def cause_line(text: str) -> str:
             best, at = score, i
     pick = lines[at] if best else lines[0]
     nxt = lines[at + 1] if best and at + 1 < len(lines) else ""
-    if pick.endswith(":") and nxt and len(nxt) < 120 and _score(nxt) < best:
+    if nxt.startswith("--> ") and " --> " not in pick:
+        return f"{pick} {nxt}"  # rustc names the file on the next line (--> a.rs:3:5)
+    if pick.endswith(":") and nxt and len(nxt) < 120 and _score(nxt) < best \
+            and not pick.lower().startswith("diff in "):
         pick = f"{pick} {nxt}"  # "... ignored by one of your .gitignore files: priv/assets"
     return pick
 

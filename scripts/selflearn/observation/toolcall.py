@@ -70,12 +70,12 @@ def error_head(text: str):
             continue
         if line:
             lines.append(line)
-    total = len(lines)
+    given = lines
     cause = causes.cause_line("\n".join(lines))
-    if cause and cause not in lines[:1]:
-        lines = [cause] + [ln for ln in lines if ln != cause and not causes.is_noise(ln)]
+    if cause and cause not in lines[:1]:  # (a cause may join two lines: rustc's `--> file`)
+        lines = [cause] + [ln for ln in lines if ln not in cause and not causes.is_noise(ln)]
     head = "\n".join(lines[:3]) or " ".join(text.split())[:300]
-    return head, total > min(3, len(lines))
+    return head, any(ln not in head for ln in given)
 
 
 # Fields that name rather than say (a tool, an id, a mode): a short one-word value holds no

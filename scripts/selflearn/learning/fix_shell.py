@@ -1,0 +1,274 @@
+"""Shell commands as fixes: how a later command relates to one that failed.
+
+Owns comparing command lines word by word (segments, quoted text, the folder and
+environment set in front), telling commands that only look around from ones that change
+something, whether a command can do a missing program's job, the words two commands differ
+in, and keeping personal data (e-mail addresses, the user's name in home folders, the
+repository's own path) out of what a lesson shows. Pure functions with small caches; the failures miner decides
+what proves a fix. Must not import cli or anything above learning.
+"""
+
+import re
+from functools import lru_cache
+from typing import List, Tuple
+
+from ..observation import causes, observe
+
+# Commands that only look around: never the step that fixed something.
+LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "type",
+           "wc", "less", "tree", "stat", "file", "git status", "git diff", "git log", "git show",
+           "git branch", "git remote", "sed -n", "awk", "jq", "sleep", "true", "date", "env",
+           "gh pr view", "gh pr checks", "gh run view", "gh api", "git ls-files",
+           "git check-ignore", "git rev-parse", "git worktree list", "git stash list",
+           "git show-ref", "git cat-file", "git config --get", "python3 -c", "python -c")
+# An edited file whose name says it configures the build, dependencies or tools.
+CONFIG_FILES = ("package.json", "tsconfig.json", "pyproject.toml", "setup.cfg", "setup.py",
+                "requirements.txt", "cargo.toml", "go.mod", "mix.exs", "gemfile", "makefile",
+                ".env", "pom.xml", "build.gradle", "composer.json", "deno.json", "tox.ini",
+                ".golangci.yaml", ".golangci.yml", "jest.config", "vite.config", "webpack.config",
+                "babel.config", ".eslintrc", ".prettierrc", "docker-compose", "dockerfile")
+CONFIG_DIRS = ("config/", ".github/", ".cargo/", ".vscode/")
+PRELUDE = ("cd", "pushd", "popd", "export", "source", ".", "set", "unset")
+MOVES = ("cd", "pushd", "popd")  # a prelude that only moves: looking around elsewhere
+# Inline programs (``python3 -c '…'``): they look around, unless they work on a file the
+# failed command was about (a compose file checked with Python's yaml module).
+INLINE = ("python -c", "python3 -c", "node -e", "ruby -e", "perl -e")
+INSTALLS = ("install", "add", "i")  # a package manager's install: a step, not the job
+CUT_CHANGE = 60              # characters of each side of a changed part of a command
+_EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")  # not pkg@v1.2
+_AUTHOR = re.compile(r"(--author[= ])(\"[^\"]*\"|'[^']*'|\S+)")
+# A user's name in a home folder: /Users/<name>/, /home/<name>/, C:\Users\<name>\, and Claude
+# Code's project folder names made of those (-Users-<name>-).
+_HOME = re.compile(r"(/Users/|/home/|[A-Za-z]:\\\\?Users\\\\?)(?!<user>)[^/\\\s'\"`]+(/|\\\\?)"
+                   r"|(-Users-|-home-)(?!<user>)[^-/\s'\"`]+(-)")
+
+
+@lru_cache(maxsize=4096)  # pure, and the same commands come back again and again
+def segments(args: str) -> List[str]:
+    return [" ".join(s.split()) for s in observe.segments(causes.core(args))]
+
+
+@lru_cache(maxsize=4096)
+def family_of(segment: str) -> str:
+    return observe.command_family(segment)
+
+
+@lru_cache(maxsize=4096)
+def flat(args: str) -> str:
+    return " ".join(causes.core(args).split())
+
+
+def same_family(failed_family: str, family: str, args: str) -> bool:
+    """The family, or one segment of a compound command, is the failed family."""
+    return family == failed_family or any(family_of(seg) == failed_family for seg in segments(args))
+
+
+def resembles(failed_family: str, family: str, args: str) -> bool:
+    """Same family, same program, or the failed program named in the command
+    (``pytest`` → ``python3 -m pytest``, ``bash -lc 'npm test'`` → ``sh -c 'npm test'``)."""
+    program = failed_family.split()[0]
+    return family == failed_family or family.split()[0] == program or \
+        program in args.replace("'", " ").replace('"', " ").split()
+
+
+@lru_cache(maxsize=4096)
+def looking(args: str) -> bool:
+    """Whether every part of the command only looks around (``ls``, ``git status``, a
+    ``cd``, ...); ``export`` and ``source`` change what runs next, so they do not."""
+    segs = segments(args)
+    return not segs or all(seg.split()[0] in MOVES or any(
+        seg == w.strip() or seg.startswith(w.strip() + " ") for w in LOOKING) for seg in segs)
+
+
+def diagnostic(args: str) -> bool:
+    """A look-around command specific enough to be worth naming (it has a ``--`` option)."""
+    return looking(args) and " --" in flat(args)
+
+
+def config_edit(obs: dict) -> str:
+    """The file an edit or write changed, when it configures the project; else ''."""
+    if obs.get("tool_kind") not in ("edit", "write") or obs.get("event") != "tool_success":
+        return ""
+    path = str(obs.get("file") or obs.get("args") or "")
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.startswith(CONFIG_FILES) or any(d in path.replace("\\", "/") for d in CONFIG_DIRS):
+        return path.rsplit("/", 2)[-2] + "/" + path.rsplit("/", 1)[-1] if "/config/" in path \
+            else path.rsplit("/", 1)[-1]
+    return ""
+
+
+def plain(segment: str) -> List[str]:
+    """A command's words with quoted text (a commit message, a heredoc) left out."""
+    tokens, quote = [], ""
+    for tok in segment.split():
+        if quote:
+            quote = "" if tok.endswith(quote) else quote
+        elif tok[:1] in ("'", '"') or tok.startswith("$("):
+            q = '"' if tok.startswith("$(") else tok[0]
+            quote = "" if len(tok) > 1 and tok.endswith(q) else q
+            tokens.append("<q>")
+        else:
+            tokens.append(tok.rstrip("\u2026"))
+    return tokens
+
+
+def same_words(failed: str, args: str, fam: str) -> bool:
+    """The segment of ``args`` with the failed family says what the failed one said, up to
+    quoted text: the same command run again (another commit message is no fix)."""
+    def of(cmd: str) -> List[List[str]]:
+        return [plain(seg) for seg in segments(cmd) if family_of(seg) == fam]
+    before, after = of(failed), of(args)
+    if not before or not after or where(failed) != where(args):
+        return False  # not in the same folder or environment: another command
+    a, b = before[0], after[0]
+    cut = (failed + args).count("\u2026") > 0  # a recorded command cut short
+    if cut and ("<q>" in a or "<q>" in b):  # compare up to the first quoted part
+        a, b = a[:a.index("<q>")] if "<q>" in a else a, b[:b.index("<q>")] if "<q>" in b else b
+    return a == b
+
+
+def reran(failed: str, args: str) -> bool:
+    """Whether ``args`` ran the failed command (or the failing part of it) again, in the
+    same folder and environment: a shared ``cd`` alone is no re-run."""
+    mine = [flat(args)] + [seg for seg in segments(args) if seg.split()[0] not in PRELUDE]
+    return where(args) == where(failed) and any(m in segments(failed) for m in mine)
+
+
+def where(cmd: str) -> List[str]:
+    """The ``cd``/``export``/``source`` parts in front of a command: they change what it does."""
+    return [seg for seg in segments(cmd) if seg.split()[0] in PRELUDE]
+
+
+def operands(args: str, fam: str) -> List[str]:
+    """The words after the program of the command's segment of family ``fam`` (or its
+    first segment) that are not options: what it acts on."""
+    segs = [seg for seg in segments(args) if family_of(seg) == fam] or segments(args)[-1:]
+    words = segs[0].split()[1:] if segs else []
+    return [w for w in words if not w.startswith("-")]
+
+
+def after_cd(obs: dict) -> str:
+    """For a failed ``cd x && rest``: ``rest`` (flat), to notice it later run without the cd."""
+    if obs.get("family") != "cd":
+        return ""
+    segs = segments(str(obs.get("args") or ""))
+    return " && ".join(segs[1:]) if len(segs) > 1 and segs[0].startswith("cd ") else ""
+
+
+def relative_miss(obs: dict, line: str) -> bool:
+    """A shell command could not find a relative path it names (``ls types/``)."""
+    low = line.lower()
+    if obs.get("tool_kind") != "shell" or not ("no such file" in low or "cannot access" in low):
+        return False
+    words = [w for seg in segments(str(obs.get("args") or "")) for w in seg.split()[1:]]
+    return any(not w.startswith(("/", "-", "~", "$")) and (w in line or w.rstrip("/") in line)
+               for w in words)
+
+
+def missing(obs: dict) -> bool:
+    """The shell could not find the program (exit 127, ``command not found``)."""
+    return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
+
+
+def replaced(obs: dict, line: str) -> str:
+    """The program that answered instead of the one run (an alias or wrapper: ``tree`` run,
+    ``lsd: 3: No such file or directory``), else ''. It must be no word of the command, and
+    the line must name a word of the command (here ``3`` of ``-L 3``) as what it choked on."""
+    if obs.get("tool_kind") != "shell" or line.count(": ") < 2:
+        return ""
+    other, what = line.split(": ")[:2]
+    family = str(obs.get("family") or "")
+    words = [w for seg in segments(str(obs.get("args") or "")) for w in seg.split()]
+    if not other.replace("-", "").replace("_", "").isalnum() or other.lower() != other \
+            or other in words or not family or other == family.split()[0] \
+            or family.split()[0] in observe.RUNNERS:
+        return ""
+    return other if what in words[1:] else ""
+
+
+def _words(text: str) -> set:
+    """A command's words as a set, quotes, brackets and separators taken apart (so a file
+    named inside ``open('a.yml')`` is a word)."""
+    for ch in "'\"`()[]{};,=|&<>":
+        text = text.replace(ch, " ")
+    return {w.rstrip("/") for w in text.split()}
+
+
+def same_job(args: str, failed: str, fam: str) -> bool:
+    """Whether a command that succeeded can do what a missing program was asked to: it runs
+    that program some other way (``mise exec -- golangci-lint …``), or it works on what the
+    failed command named (``find lib -type d`` for ``tree lib``, Python's yaml module on
+    ``docker-compose.yml``); two look-arounds without operands (``tree`` → ``ls -R``) also
+    do the same job. Never an install (a step towards running the program), a riskier
+    command or one whose success a pipe hides (unless both only look around: then the output
+    is the point), nor a look-around for a program that does more (``mise tasks | grep
+    lint`` is no linter), nor another program's ``--version`` for the missing one's."""
+    both_look = looking(failed) and looking(args)
+    if causes.riskier(args, failed) or (not both_look and causes.hidden_success(args)) or any(
+            w in INSTALLS for seg in segments(args) for w in family_of(seg).split()[1:]):
+        return False
+    program = fam.split()[0]
+    said = _words(flat(args))
+    if program in said or any(s.rsplit("/", 1)[-1] == program for s in said):
+        return not looking(args) or both_look
+    targets = [w.strip("'\"").rstrip("/") for w in operands(failed, fam)
+               if w not in fam.split() and len(w.strip("'\"./")) > 2]
+    if not targets:
+        return both_look and not operands(failed, fam)
+    inline = any(flat(args).startswith(i + " ") for i in INLINE)
+    on_target = any(s == t or s.startswith(t + "/") for t in targets for s in said)
+    return on_target and (both_look or inline or not looking(args))
+
+
+def provides(args: str, fam: str) -> bool:
+    """Whether a command can make a missing program available: it names the program, sets
+    the environment (``export PATH=…``) or installs something (``gcc --version`` cannot)."""
+    program = fam.split()[0]
+    return program in _words(flat(args)) or any(
+        seg.split()[0] in ("export", "source", ".", "set", "unset")
+        or any(w in INSTALLS for w in family_of(seg).split()[1:]) for seg in segments(args))
+
+
+def hinted(args: str, hints: List[str]) -> bool:
+    core = flat(args)
+    return any(h and (core == h or core.startswith(h + " ") or h in core) for h in hints)
+
+
+def difference(old: str, new: str) -> Tuple[str, str]:
+    """The part of command ``old`` that ``new`` changed, each side with the word before it
+    (``--base alex/x`` -> ``--base main``); ``('', '')`` when they share no words around it."""
+    a, b = old.split(), new.split()
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    if start == 0 and end == 0:
+        return "", ""
+    left = max(0, start - 1)
+    return (_cut(" ".join(a[left:len(a) - end])), _cut(" ".join(b[left:len(b) - end])))
+
+
+def _cut(text: str) -> str:
+    text = text.replace("`", "'")
+    return text if len(text) <= CUT_CHANGE else text[:CUT_CHANGE - 1].rstrip() + "\u2026"
+
+
+def private(text: str, here: str = "") -> str:
+    """``text`` as a lesson may show it: paths under the repository root ``here`` relative to
+    it, the user's name in a home folder as ``<user>``, e-mail addresses and ``--author``
+    values as placeholders (a lesson is about the project, not about who ran it)."""
+    here = here.rstrip("/")
+    if here.count("/") > 1 and here in text:
+        text = _under(here).sub(lambda m: "" if m.group(1) else ".", text)
+        text = " ".join(text.replace("cd . && ", "").split())
+    text = _AUTHOR.sub(r"\1<author>", text)
+    text = _EMAIL.sub("<email>", text)
+    return _HOME.sub(lambda m: f"{m.group(1) or m.group(3)}<user>{m.group(2) or m.group(4)}", text)
+
+
+@lru_cache(maxsize=64)
+def _under(here: str):
+    """``here`` as a whole folder name, with the ``/`` after it (group 1) when a path goes on."""
+    return re.compile(re.escape(here) + r"(?:(/)|(?![\w.-]))")

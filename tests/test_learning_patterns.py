@@ -1,0 +1,416 @@
+"""The failures miner as an episode finder (issue 26): a lesson only where the fix is certain.
+
+Each test plants one pattern of issue 26's list ("the patterns behind the misses") as the
+hooks would record it: synthetic commands and outputs shaped like the tools print them
+(lint-staged, pnpm, go, cargo, rustc, pytest, gh), written here, not copied from a session.
+"""
+import json
+
+import pytest
+
+from selflearn.learning import fingerprint, fix_shell, mine_base, mine_failures
+from selflearn.observation import causes
+from selflearn.storage import model
+from selflearn.storage import store as jsonl
+from test_learning_real import Log, failed, mined, mined_edits
+
+LINT_STAGED = """[STARTED] Preparing lint-staged...
+[COMPLETED] Preparing lint-staged...
+[STARTED] Running tasks for staged files...
+[FAILED] markdownlint-cli2 --fix [FAILED]
+[SKIPPED] Skipped because of errors from tasks.
+[STARTED] Reverting to original state because of errors...
+[COMPLETED] Reverting to original state because of errors...
+
+\u2716 markdownlint-cli2 --fix:
+Summary: 1 error(s)
+docs/setup.md:14 MD040/fenced-code-language Fenced code blocks should have a language specified [Context: "```"]
+husky - pre-commit script failed (code 1)"""
+PNPM = """ ERR_PNPM_UNEXPECTED_STORE  Unexpected store location
+
+The dependencies at "/w/app/node_modules" are currently linked from the store at "/a/store/v3".
+
+If you want to use the new store location, reinstall your dependencies with "pnpm install".
+
+(This error happened while installing the dependencies of api@0.1.0)"""
+GO_BUILD = """# example.com/app/pkg [example.com/app/pkg.test]
+pkg/parse_test.go:31:9: not enough arguments in call to Parse
+\thave (string)
+\twant (string, Options)
+FAIL\texample.com/app/pkg [build failed]
+FAIL"""
+CARGO_TEST = """running 2 tests
+test tests::parses ... ok
+test tests::rejects ... FAILED
+
+failures:
+
+---- tests::rejects stdout ----
+thread 'tests::rejects' panicked at src/lib.rs:40:9:
+assertion `left == right` failed
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+
+error: test failed, to rerun pass `--lib`"""
+PYTEST = """============================= test session starts ==============================
+collected 4 items
+
+tests/test_cli.py ...F                                                   [100%]
+=============================== warnings summary ===============================
+  /w/.venv/lib/python3.12/site-packages/_pytest/config/__init__.py:1441: PytestConfigWarning: Unknown config option: asyncio_mode
+=========================== short test summary info ============================
+FAILED tests/test_cli.py::test_exit_code - assert 1 == 0
+==================== 1 failed, 3 passed, 1 warning in 0.21s ===================="""
+E0133 = """   Compiling app v0.1.0 (/w/app)
+warning: unused import: `std::io`
+ --> src/main.rs:1:5
+error[E0133]: call to unsafe function `std::env::set_var` is unsafe and requires unsafe block
+  --> src/config.rs:18:9
+   |
+18 |         std::env::set_var("APP_MODE", "test");
+   |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ call to unsafe function
+error: could not compile `app` (lib) due to 1 previous error"""
+
+
+def fmt_check(colour: bool, line: str) -> str:
+    """``cargo fmt --check`` output for one file, with or without terminal colours."""
+    bold, red, reset = ("\x1b[1m", "\x1b[31m", "\x1b[0m") if colour else ("", "", "")
+    return (f"{bold}Diff in /w/app/src/lib.rs at line 12:{reset}\n"
+            f" fn parse() {{\n{red}-    let x = Err(Error::Invalid);{reset}\n"
+            f"+    {line}\n }}\n")
+
+
+def edit(path: str, old: str, new: str, kind: str = "edit") -> dict:
+    tool = "Edit" if kind == "edit" else "Write"
+    return {"tool": tool, "tool_kind": kind, "file": path, "args": path,
+            "edit_old": old, "edit_new": new}
+
+
+def steps(run) -> list:
+    return [card.get("solution_steps", []) for card in mined(run)]
+
+
+# --- the line that names the cause ---------------------------------------------------------
+
+@pytest.mark.parametrize("output, cause", [
+    (LINT_STAGED, 'docs/setup.md:14 MD040/fenced-code-language Fenced code blocks should have '
+                  'a language specified [Context: "```"]'),  # not lint-staged's [SKIPPED] line
+    (PNPM, "ERR_PNPM_UNEXPECTED_STORE Unexpected store location"),  # not pnpm's footnote
+    (GO_BUILD, "pkg/parse_test.go:31:9: not enough arguments in call to Parse"),  # not [build failed]
+    (E0133, "error[E0133]: call to unsafe function `std::env::set_var` is unsafe and requires "
+            "unsafe block --> src/config.rs:18:9"),  # the file rustc points to, not the footer
+    (PYTEST, "FAILED tests/test_cli.py::test_exit_code - assert 1 == 0"),  # not a warning
+    ("a.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.", "a.py:1:8: F401 [*] `os` "
+                                                                    "imported but unused"),
+])
+def test_the_cause_is_the_line_that_names_the_error_not_a_wrapper_or_a_footer(output, cause):
+    assert causes.cause_line(output) == cause
+
+
+def test_a_diff_with_or_without_colours_is_one_failure():
+    a = failed("cargo fmt --check", fmt_check(True, "let x=Err(Error::Invalid);"))
+    b = failed("cargo fmt --check", fmt_check(False, "let x =Err( Error::Invalid );"))
+    assert fingerprint.of_failure(a)[1] == fingerprint.of_failure(b)[1]
+    assert fingerprint.of_failure(a)[2] == "Diff in /w/app/src/lib.rs at line 12:"
+
+
+def test_a_rule_code_is_kept_in_the_fingerprint():
+    text = fingerprint.of_failure(failed("git commit -m 'docs: setup'", LINT_STAGED))[0]
+    assert "MD040/fenced-code-language" in text and "<path>:<n> MD040" in text
+
+
+@pytest.mark.parametrize("output", [CARGO_TEST, PYTEST])
+def test_a_failing_test_is_the_code_under_work_not_a_lesson(output):
+    obs = failed("cargo test" if output is CARGO_TEST else "pytest -q", output)
+    assert mine_failures.recurs(obs) is None
+
+
+def test_a_test_that_cannot_import_is_no_verdict():
+    assert not mine_base.test_verdict("FAILED tests/test_a.py::test_b - ModuleNotFoundError: "
+                                      "No module named 'yaml'")
+
+
+# --- the fix is the step that changed the outcome ------------------------------------------
+
+MISSING_DOCKER = "Exit code 127\n(eval):1: command not found: docker"
+
+
+def test_a_command_that_merely_succeeded_next_does_not_replace_a_missing_program(run, store):
+    log = Log(store)
+    log.add("s1", failed("docker compose up -d postgres", MISSING_DOCKER), ok=False)
+    log.add("s1", "pnpm --filter api dev")
+    log.add("s2", failed("nvcc --version", "Exit code 127\nbash: nvcc: command not found"),
+            ok=False)
+    log.add("s2", "gcc --version")
+    assert mined(run) == []
+
+
+def test_another_program_on_the_same_file_does_the_job(run, store):
+    log = Log(store)
+    log.add("s1", failed("docker compose -f docker-compose.yml config", MISSING_DOCKER), ok=False)
+    log.add("s1", "cat docker-compose.yml")  # only looks: no stand-in for a validator
+    log.add("s1", "python3 -c \"import yaml; yaml.safe_load(open('docker-compose.yml'))\"")
+    (card,) = mined(run)
+    assert card["solution_steps"] == [
+        "the program is not installed here; `python3 -c \"import yaml; yaml.safe_load(open("
+        "'docker-compose.yml'))\"` did the job instead"]
+
+
+def test_the_missing_program_found_on_a_new_path_is_the_fix(run, store):
+    log = Log(store)
+    log.add("s1", failed("nvcc --version", "Exit code 127\nbash: nvcc: command not found"),
+            ok=False)
+    log.add("s1", "gcc --version")  # what succeeded next, not what fixed it
+    log.add("s1", "export PATH=/usr/local/cuda/bin:$PATH && nvcc --version")
+    log.add("s2", failed("nvcc -o k kernel.cu", "Exit code 127\nbash: nvcc: command not found"),
+            ok=False)
+    log.add("s2", "export PATH=/usr/local/cuda/bin:$PATH")  # a step: it changes what runs next
+    log.add("s2", "nvcc -o k kernel.cu")
+    by_title = {c["title"]: c["solution_steps"] for c in mined(run)}
+    assert by_title == {"`nvcc` fails with `bash: nvcc: command not found`": [
+        "run `export PATH=/usr/local/cuda/bin:$PATH` before `nvcc -o k kernel.cu`: it then no "
+        "longer failed this way",
+        "use `export PATH=/usr/local/cuda/bin:$PATH && nvcc --version` instead of "
+        "`nvcc --version`"]}
+
+
+def test_a_compile_error_fixed_by_editing_the_code_is_no_lesson(run, store):
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("go build ./...", GO_BUILD), ok=False)
+        log.add(sid, edit("/w/app/pkg/parse_test.go", "got := Parse(input)",
+                          "got := Parse(input, Options{Strict: true, Depth: 3, Trim: false})"))
+        log.add(sid, "go build -o ../scratch.exe ./...")  # passed after the edit: not the fix
+    assert mined(run) == []
+
+
+def test_a_variant_after_an_edit_of_another_file_is_no_fix(run, store):
+    log = Log(store)
+    log.add("s1", failed("npm run build", "Error: Cannot find module './routes'"), ok=False)
+    log.add("s1", edit("/w/app/src/index.ts", "import r from './routes'", "import r from './r'"))
+    log.add("s1", "npm run build -- --mode dev")
+    assert mined(run) == []
+
+
+# --- an edit or another program can be the fix ---------------------------------------------
+
+def test_fixing_the_file_the_hook_names_then_committing_again_is_the_fix(run, store):
+    log = Log(store)
+    commit = 'git commit -m "docs: setup guide"'
+    log.add("s1", failed(commit, LINT_STAGED), ok=False)
+    log.add("s1", edit("/w/app/docs/setup.md", "```\nnpm ci\n```", "```bash\nnpm ci\n```"))
+    log.add("s1", commit)
+    (card,) = mined(run)
+    assert card["title"].startswith("`git commit` fails with `docs/setup.md:14 MD040/fenced-code-")
+    assert card["solution_steps"] == [
+        "edit `setup.md` (the file the error names): replace `'''` with `'''bash` before "
+        f"`{commit}`: it then no longer failed this way"]
+
+
+def test_wrapping_the_call_rustc_names_is_the_fix(run, store):
+    log = Log(store)
+    log.add("s1", failed("cargo build", E0133), ok=False)
+    log.add("s1", edit("/w/app/src/config.rs", 'std::env::set_var("APP_MODE", "test");',
+                       'unsafe { std::env::set_var("APP_MODE", "test"); }'))
+    log.add("s1", "cargo build")
+    (card,) = mined(run)
+    assert card["title"].startswith("`cargo build` fails with `error[E0133]: call to unsafe "
+                                    "function")
+    assert card["solution_steps"][0].startswith(
+        "edit `config.rs` (the file the error names): replace `std::env::set_var(\"APP_MODE\", "
+        "\"test\");` with `unsafe { std::env::set_var(\"APP_MODE\", \"test\"); }`")
+    assert "e0133" in card["call"]["error"]
+
+
+def test_a_config_edit_naming_what_the_error_quotes_is_the_fix_in_one_session(run, store):
+    log = Log(store)
+    error = ("error[E0624]: method `raw_fd` is private --> src/io.rs:9:14\n"
+             "note: `raw_fd` is only public with the `unix-raw` feature")
+    log.add("s1", failed("cargo build", error), ok=False)
+    log.add("s1", edit("/w/app/Cargo.toml", 'term = "0.7"',
+                       'term = { version = "0.7", features = ["unix-raw"] }'))
+    log.add("s1", "cargo build")
+    (card,) = mined(run)
+    assert card["solution_steps"][0].startswith("edit `Cargo.toml`: replace `\"0.7\"` with "
+                                                "`{ version = \"0.7\", features = [\"unix-raw\"] "
+                                                "}` before `cargo build`")
+
+
+def test_a_script_written_and_run_is_the_fix_for_an_inline_program(run, store):
+    log = Log(store)
+    inline = 'python -c "import json\nprint(json.load(open(\'a.json\'))[\'v\'])"'
+    log.add("s1", failed(inline, "  File \"<string>\", line 1\n    import json\\nprint(x)\n"
+                                 "SyntaxError: unexpected character after line continuation "
+                                 "character"), ok=False)
+    log.add("s1", edit("/w/app/scratch/show_version.py", "", "import json\nprint(1)", "write"))
+    log.add("s1", "python scratch/show_version.py")
+    (card,) = mined(run)
+    assert card["solution_steps"] == [
+        "write the code to `show_version.py` and run `python scratch/show_version.py` (after "
+        f"`{mine_base.cut(inline, mine_failures.CUT_ARGS)}` failed)"]
+
+
+def test_the_quoted_word_the_error_named_changed_is_the_fix(run, store):
+    log = Log(store)
+    query = "gh api graphql -f query='{{ repository(owner: \"{}\", name: \"app\") {{ id }} }}'"
+    log.add("s1", failed(query.format("octo-old"), "gh: Could not resolve to a Repository with "
+                                                   "the name 'octo-old/app'. (repository)"),
+            ok=False)
+    log.add("s1", query.format("octo-new"))
+    (card,) = mined(run)
+    assert card["solution_steps"][0].startswith(
+        'change `repository(owner: "octo-old",` to `repository(owner: "octo-new",` (after `gh api')
+
+
+def test_another_commit_message_is_still_a_retry():
+    assert mine_failures._quoted_fix("git commit -m 'a b'", "git commit -m 'a c'",
+                                     ["gpg"]) == ""
+
+
+# --- a person's preference -----------------------------------------------------------------
+
+REJECTED = ("The user doesn't want to proceed with this tool use. The tool use was rejected "
+            "(eg. if it was a file edit, the new_string was NOT written to the file). ")
+
+
+def said_next(log: Log, sid: str, prompt: str) -> None:
+    """The user's next prompt, as the UserPromptSubmit hook records it."""
+    log.n += 1
+    log.clock += 30
+    jsonl.append(log.path, [{"v": 1, "id": f"obs_{log.n:04d}", "ts": model.iso(log.clock),
+                             "agent": "claude", "session_id": sid, "event": "prompt",
+                             "prompt": prompt}])
+
+
+def preferences(run) -> list:
+    code, out, err = run(["mine", "--kind", "preferences", "--format", "json"])
+    assert code == 0, err
+    return [lesson["card"] for lesson in json.loads(out)["lessons"]]
+
+
+@pytest.mark.parametrize("said, prompt", [
+    ("To tell you how to proceed, the user said:\nuse uv, this project is managed with uv", ""),
+    ("STOP what you are doing and wait for the user to tell you how to proceed.", "no, use uv"),
+])
+def test_a_rejection_with_a_stated_preference_is_the_lesson(run, store, said, prompt):
+    log = Log(store)
+    log.add("s1", failed("pip3 install requests", REJECTED + said), ok=False)
+    if prompt:
+        said_next(log, "s1", prompt)
+    log.add("s1", "uv pip install --system requests")
+    (card,) = preferences(run)
+    assert card["title"] == "Use `uv pip install`, not `pip3 install`"
+    assert card["solution_steps"] == ["run `uv pip install` instead of `pip3 install` (the user "
+                                      "asked for it)"]
+    assert "uv" in card["problem"] and card["trigger"] == "uv pip install"
+    assert mined(run) == []  # and no failure lesson about a flag
+
+
+def test_a_rejection_then_any_program_is_no_preference(run, store):
+    log = Log(store)
+    log.add("s1", failed("git push", REJECTED + "To tell you how to proceed, the user said:\n"
+                                                "wait, there are merge conflicts"), ok=False)
+    log.add("s1", "git fetch origin main && git merge origin/main")
+    log.add("s2", failed("pip3 install requests", REJECTED + "To tell you how to proceed, the "
+                                                             "user said:\nuse uv"), ok=False)
+    log.add("s2", "uv run pytest")  # the named program, but another job
+    assert preferences(run) == []
+
+
+def test_a_stated_preference_outside_the_known_groups_needs_the_same_operands(run, store):
+    log = Log(store)
+    log.add("s1", failed("python3 tools/gen.py --all", REJECTED + "To tell you how to proceed, "
+                                                                 "the user said:\nrun it with uv"),
+            ok=False)
+    log.add("s1", "uv run tools/gen.py --all")
+    (card,) = preferences(run)
+    assert card["title"] == "Use `uv run tools/gen.py`, not `python3 gen.py`"
+
+
+# --- where the shell was --------------------------------------------------------------------
+
+def test_the_folder_follows_relative_cds(run, store):
+    log = Log(store)
+    log.add("s1", "cd /w/app")
+    log.add("s1", "cd web && npm ci")
+    log.add("s1", "cd src")
+    log.add("s1", failed("ls components/", "ls: cannot access 'components/': No such file or "
+                                            "directory", exit_code=2), ok=False)
+    log.add("s1", "ls /w/app/web/components")
+    (card,) = mined(run)
+    assert card["solution_steps"][0].startswith("the shell was still in `/w/app/web/src`")
+
+
+# --- noise ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tool, error", [
+    ("mcp__claude-in-chrome__navigate", "Browser extension is not connected"),
+    ("mcp__ide__getDiagnostics", "No IDE connected"),
+    ("mcp__db__query", "MCP error -32602: Invalid arguments for tool query"),
+])
+def test_the_agent_clients_own_mcp_tools_and_protocol_errors_are_noise(tool, error):
+    obs = {"event": "tool_failure", "tool": tool, "tool_kind": "mcp", "error": error}
+    assert mine_base.ignored(obs)
+
+
+def test_a_project_mcp_tools_own_error_is_not_noise():
+    obs = {"event": "tool_failure", "tool": "mcp__db__query", "tool_kind": "mcp",
+           "error": "relation \"users\" does not exist"}
+    assert not mine_base.ignored(obs)
+
+
+def test_two_commands_cut_alike_show_what_changed(run, store):
+    log = Log(store)
+    body = "--title 'Add the parser' --body '" + "x " * 40 + "'"  # past what a step shows
+    log.add("s1", failed(f"gh pr create {body} --base feature/old-parser",
+                         "pull request create failed: GraphQL: No commits between feature/old-"
+                         "parser and fix-1"), ok=False)
+    log.add("s1", f"gh pr create {body} --base main")
+    (card,) = mined(run)
+    (step,) = card["solution_steps"]
+    assert step.startswith("use `--base main` instead of `--base feature/old-parser` in `gh pr ")
+
+
+def test_steps_keep_no_personal_data(run, store):
+    log = Log(store)
+    log.add("s1", failed("cd /Users/jo/dev/agents && ls docs/",
+                         "ls: cannot access 'docs/': No such file or directory"), ok=False)
+    log.add("s1", "cd /Users/jo/dev/agents && ls doc/")
+    log.add("s2", failed("git commit --author='Jo Doe <jo@example.org>' -m 'fix'",
+                         "fatal: --author 'Jo Doe <jo@example.org>' is not 'Name <email>'"),
+            ok=False)
+    log.add("s2", "git commit --author='Jo Doe <jo@example.org>' -m 'fix' --no-gpg-sign")
+    text = json.dumps(steps(run))
+    assert "jo@example.org" not in text and "/Users/jo/" not in text and "Jo Doe" not in text
+    assert "/Users/<user>/dev/agents" in text and "--author=<author>" in text
+
+
+def test_personal_data_is_replaced_where_it_stands():
+    assert fix_shell.private("cd /home/ann/src/app && ls", "/home/ann/src/app") == "ls"
+    assert fix_shell.private("ls /home/ann/src/app-2/x", "/home/ann/src/app") == \
+        "ls /home/<user>/src/app-2/x"  # another folder that starts alike stays whole
+    assert fix_shell.private("cat ~/.claude/projects/-Users-ann-work-app/a.txt") == \
+        "cat ~/.claude/projects/-Users-<user>-work-app/a.txt"
+    assert fix_shell.private("mail ann@example.org") == "mail <email>"
+
+
+def test_a_rename_in_the_files_of_one_session_is_no_convention(run, store):
+    log = Log(store)
+    for path in ("/w/app/src/api.ts", "/w/app/src/page.ts"):
+        log.add("s1", edit(path, "const u = await getUser(id);", "const u = await fetchUser(id);"))
+    assert mined_edits(run) == []  # a one-off refactoring
+    log.add("s2", edit("/w/app/src/list.ts", "return getUser(id)", "return fetchUser(id)"))
+    (card,) = mined_edits(run)  # in a second session it is how this project names it
+    assert card["title"] == "Write `fetchUser`, not `getUser` (convention)"
+
+
+def test_a_fix_that_keeps_a_risky_form_is_for_a_person_to_judge(run, store):
+    log = Log(store)
+    log.add("s1", failed("sudo systemctl restart app", "Failed to restart app.service: Unit "
+                                                       "app.service not found."), ok=False)
+    log.add("s1", "sudo systemctl restart app-web")  # as risky as what failed: still no lesson
+    log.add("s2", failed("docker compose -f deploy/compose.yml up -d", "no such service: web"),
+            ok=False)
+    log.add("s2", "docker compose -f deploy/compose.yml up -d api")  # -f is a file, not force
+    (card,) = mined(run)
+    assert card["title"].startswith("`docker compose` fails with")
