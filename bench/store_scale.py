@@ -9,9 +9,11 @@ of the real CLI; its peak RSS comes from os.wait4. Also times an empty store,
 so growth can be read net of interpreter start-up, and ``python3 -c pass`` for the
 ratio to start-up (``python3 -S -c pass`` for the hooks). The derived index (index.sqlite3)
 is timed three ways: the first command after it was deleted (a rebuild), commands on a
-caught-up index, and today's full read (``SELF_LEARNING_INDEX=off``) for comparison. A second,
-"mixed" store per size (``MIXED_STATUSES``: 10% accepted, every card portable and shareable)
-times the session-start and prompt hooks and the list query again (``--no-mixed`` skips it).
+caught-up index, and today's full read (``SELF_LEARNING_INDEX=off``) for comparison. Each card
+names an error code of its own; one query per store names one card (its title and code). A
+second, "mixed" store per size (``MIXED_STATUSES``: 10% accepted, every card portable and
+shareable, created over three years, most citing another repository's scripts) times the
+session-start and prompt hooks and the list queries again (``--no-mixed`` skips it).
 ``--keep DIR`` builds each store once under DIR and reuses it on later runs (a 100k store
 takes minutes).
 Usage: python3 bench/store_scale.py [--sizes 1000,10000,100000] [--runs 3] [--keep DIR] [--no-mixed]
@@ -39,6 +41,7 @@ QUERY = "pytest cache read-only checkout"
 RARE = "417"  # as in an identifier: src/<object>_417.py
 PROMPT = "the pytest fixture for the cache times out in CI again"  # advice_latency.py's
 HOOK = ["hook", "--agent", "claude"]  # run with ``python3 -S``, as install-hooks registers it
+NAMED = "{named}"  # stands for the store's ``named`` query
 
 TOOLS = ("pytest", "npm", "jq", "git", "docker", "pip", "poetry", "cargo", "go", "make", "tsc",
          "eslint", "ruff", "mypy", "kubectl", "terraform", "gradle", "maven", "node", "bash",
@@ -70,9 +73,11 @@ SIGNAL_KINDS = (("aha_used", 45), ("aha_recalled", 20), ("aha_reinforced", 10), 
 CARD_STATUSES = (("proposed", 70), ("accepted", 20), ("dormant", 4), ("retired", 3),
                  ("rejected", 2), ("deprecated", 1))
 # The "mixed" store (#28, item 18): as a years-old global store may hold it, 10% of the cards
-# accepted and every card portable and shareable.
+# accepted, every card portable and shareable, created over MIXED_YEARS, and most of them
+# (MIXED_CITES) citing a script of the repository they were learned in, which this one lacks.
 MIXED_STATUSES = (("proposed", 70), ("accepted", 10), ("dormant", 10), ("retired", 6),
                   ("rejected", 3), ("deprecated", 1))
+MIXED_YEARS, MIXED_CITES = 3, 0.8
 
 
 def iso(epoch: float) -> str:
@@ -129,21 +134,31 @@ def pick(rng: random.Random, weighted) -> str:
     return rng.choices([k for k, _ in weighted], [w for _, w in weighted])[0]
 
 
+def error_code(i: int) -> str:
+    """The error code card ``i`` names (each card one of its own, as a lesson names the error
+    it answers): queries that answer need a word few cards hold."""
+    return f"E{(i * 7919) % 999983:06d}"
+
+
 def build_store(root: str, cards: int, seed: int = 1, mixed: bool = False) -> dict:
-    """Write the store's JSONL files; returns line counts and bytes on disk. ``mixed``: the
-    statuses of ``MIXED_STATUSES``, every card portable and shareable."""
+    """Write the store's JSONL files; returns line counts, bytes on disk and ``named``, a query
+    that names one card (its title and error code). ``mixed``: the store ``MIXED_STATUSES``
+    describes."""
     rng = random.Random(seed)
     text = Text(rng)
     folder = os.path.join(root, *STORE_PARTS)
     os.makedirs(folder)
     end = time.time() - 3600
-    start = end - 365 * DAY
+    start = end - (MIXED_YEARS if mixed else 1) * 365 * DAY
     dt = (end - start) / max(cards, 1)
 
     card_lines, card_ids = [], []
     for i in range(cards):
         created = start + i * dt + rng.random() * dt
         body = text.card()
+        body["problem"] += f" (error {error_code(i)})"
+        if i == cards // 2:
+            named = f"{body['title']} ({error_code(i)})"
         status = pick(rng, MIXED_STATUSES if mixed else CARD_STATUSES)
         mined = rng.random() < 0.1
         record = {**body, "v": 1, "id": new_id("aha", created, rng), "ts": iso(created),
@@ -153,6 +168,9 @@ def build_store(root: str, cards: int, seed: int = 1, mixed: bool = False) -> di
                   "shareable": rng.random() > 0.05}
         if mixed:
             record.update(scope="portable", shareable=True)
+            if rng.random() < MIXED_CITES:  # its fix runs a script of another repository
+                script = f"./scripts/{rng.choice(OBJECTS).replace(' ', '_')}_{rng.randrange(99)}.sh"
+                record["solution_steps"] = [f"run {script} first", *record["solution_steps"]]
         if mined:
             record["confidence"] = round(rng.uniform(0.4, 0.95), 2)
         card_ids.append(record["id"])
@@ -222,7 +240,7 @@ def build_store(root: str, cards: int, seed: int = 1, mixed: bool = False) -> di
             fh.write(data)
         size += len(data)
     return {"card_lines": len(card_lines), "signals": n_signals, "recs": RECS,
-            "events": len(event_lines), "mb": size / 1e6}
+            "events": len(event_lines), "mb": size / 1e6, "named": named}
 
 
 def build_apart(root: str, cards: int, mixed: bool = False) -> dict:
@@ -240,7 +258,9 @@ def reuse_or_build(parent: str, size: int, mixed: bool = False):
     marker = os.path.join(root, "built.json")
     if os.path.exists(marker):
         with open(marker, encoding="utf-8") as fh:
-            return root, json.load(fh)
+            info = json.load(fh)
+        if "named" in info:  # else built by an older version of this script: again
+            return root, info
     if os.path.exists(root):
         import shutil
         shutil.rmtree(root)
@@ -280,14 +300,18 @@ COMMANDS = (
     ("index", "index (INDEX.md regeneration)", ["index"]),
     ("fullread", "list --query with SELF_LEARNING_INDEX=off (today's full read)",
      ["list", "--query", QUERY]),
+    ("named", "list --query <one card's title and error code> (a query that answers)",
+     ["list", "--query", NAMED]),
     ("start", "session-start hook (Claude Code SessionStart: the workspace advice)", HOOK),
     ("prompt", f"prompt hook (UserPromptSubmit {PROMPT!r})", HOOK),
+    ("prompted", "prompt hook (UserPromptSubmit <one card's title and error code>)", HOOK),
 )
-# On the mixed store (10% accepted, all portable and shareable; ``MIXED_STATUSES``): the hooks,
-# whose walk depends on the statuses, and the list query.
-MIXED_COMMANDS = ("start", "prompt", "list")
+# On the mixed store (``MIXED_STATUSES``): the hooks, whose walk depends on the statuses, and
+# the list queries.
+MIXED_COMMANDS = ("start", "prompt", "prompted", "list", "named")
 HOOK_EVENTS = {"start": {"hook_event_name": "SessionStart", "source": "startup"},
-               "prompt": {"hook_event_name": "UserPromptSubmit", "prompt": PROMPT}}
+               "prompt": {"hook_event_name": "UserPromptSubmit", "prompt": PROMPT},
+               "prompted": {"hook_event_name": "UserPromptSubmit", "prompt": NAMED}}
 
 
 def drop_index(root: str) -> None:
@@ -297,13 +321,15 @@ def drop_index(root: str) -> None:
             os.unlink(os.path.join(folder, name))
 
 
-def measure(root: str, runs: int, env, scratch: str, label: int, names=None) -> dict:
+def measure(root: str, runs: int, env, scratch: str, label: int, names=None,
+            named: str = "") -> dict:
     """Median seconds and max peak RSS of each command (of ``names``, else all) on the store
-    under ``root``."""
+    under ``root``; ``named`` stands in for ``NAMED``."""
     out = {}
     for name, _, args in COMMANDS:
         if names is not None and name not in names:
             continue
+        args = [named if a == NAMED else a for a in args]
         if name == "start":  # the lessons the hooks print were screened (as `record` does
             for warm in (["advice"], ["advice", "--query", PROMPT]):  # when they are written)
                 subprocess.run([sys.executable, SCRIPT, *warm, "--repo-root", root], env=env,
@@ -319,8 +345,9 @@ def measure(root: str, runs: int, env, scratch: str, label: int, names=None) -> 
                     card["title"] = f"Bench {label} run {n}: {card['title']}"
                     json.dump({"aha_cards": [card]}, fh)
                 elif name in HOOK_EVENTS:  # a session of its own: a twin would print nothing
+                    event = {k: named if v == NAMED else v for k, v in HOOK_EVENTS[name].items()}
                     json.dump({"session_id": f"bench-{label}-{name}-{n}-{random.random()}",
-                               "cwd": root, **HOOK_EVENTS[name]}, fh)
+                               "cwd": root, **event}, fh)
             if name in HOOK_EVENTS:
                 argv = [sys.executable, "-S", SCRIPT, *args]
                 child_env = {**env, "SELF_LEARNING_REPO_ROOT": root}
@@ -408,15 +435,16 @@ def main() -> None:
             for _ in range(max(5, args.runs * 3))) for flags in ([], ["-S"]))
         empty = os.path.join(tmp, "empty")
         os.makedirs(os.path.join(empty, *STORE_PARTS))
-        measure(empty, 1, env, tmp, 0)  # warm the bytecode cache, untimed
-        results[0] = measure(empty, args.runs, env, tmp, 0)
+        measure(empty, 1, env, tmp, 0, named="E000000")  # warm the bytecode cache, untimed
+        results[0] = measure(empty, args.runs, env, tmp, 0, named="E000000")
         for size in sizes:
             began = time.perf_counter()
             root, stores[size] = reuse_or_build(args.keep or tmp, size)
             print(f"store {size:,} cards: {stores[size]['card_lines']:,} card lines, "
                   f"{stores[size]['mb']:.0f} MB; ready in {time.perf_counter() - began:.1f} s",
                   file=sys.stderr, flush=True)
-            results[size] = measure(root, args.runs, env, tmp, size)
+            results[size] = measure(root, args.runs, env, tmp, size,
+                                    named=stores[size]["named"])
             print(f"  measured in {time.perf_counter() - began:.1f} s total", file=sys.stderr,
                   flush=True)
             roots = [root]
@@ -426,7 +454,8 @@ def main() -> None:
                 run_child([sys.executable, SCRIPT, "index", "--repo-root", root], env,
                           os.devnull, tmp)
                 results[(size, "mixed")] = measure(root, args.runs, env, tmp, size,
-                                                   MIXED_COMMANDS)
+                                                   MIXED_COMMANDS,
+                                                   stores[(size, "mixed")]["named"])
                 roots.append(root)
                 print(f"  mixed store measured in {time.perf_counter() - began:.1f} s total",
                       file=sys.stderr, flush=True)
@@ -443,7 +472,8 @@ def main() -> None:
     if args.mixed:
         print("\nThe mixed store: statuses " + ", ".join(f"{k} {w}%" for k, w in MIXED_STATUSES)
               + " (a fifth of the cards get 2-3 versions, some changing status), every card "
-              "portable and shareable")
+              f"portable and shareable, created over {MIXED_YEARS} years, {MIXED_CITES:.0%} citing "
+              "a script of another repository")
         report(results, sizes, startup, bare, mixed=True)
     print("\nx time, x RSS: ratio to the previous size; x net: the same for time minus the "
           "empty-store start-up;\nn^k: the k with x net = (x cards)^k (~linear below 1.05, mildly "
