@@ -109,37 +109,6 @@ def walk(rows: Iterable[tuple], key_of: Callable[[tuple], float],
         yield heapq.heappop(pending)[3]
 
 
-def walk_reached(rows: Iterable[tuple], key_of: Callable[[tuple], float],
-                 reach_of: Callable[[tuple], float],
-                 rank_of: Callable[[tuple], Optional[Tuple[float, str, object]]],
-                 ceiling: Callable[[float], float]) -> Iterator[object]:
-    """``walk`` for rows that carry a bound of their own (``reach_of``: at least the row's
-    priority) besides their key's ``ceiling``: a row is ranked (``rank_of``, which may read
-    more) only once its bound could beat the next item, so rows that cannot are never read.
-    Items come in ``walk``'s order: best priority first, then id."""
-    pending: List[Tuple[float, str, int, object]] = []  # ranked, best first
-    waiting: List[Tuple[float, int, tuple]] = []  # not ranked yet, highest bound first
-
-    def settle(limit: float) -> Iterator[object]:
-        """Yield what no unread row (all below ``limit``) nor waiting one can beat."""
-        while True:
-            bound = -waiting[0][0] if waiting else None
-            best = -pending[0][0] if pending else None
-            if bound is not None and bound >= limit and (best is None or bound >= best):
-                _, n, row = heapq.heappop(waiting)
-                ranked = rank_of(row)
-                if ranked is not None:
-                    heapq.heappush(pending, (-ranked[0], ranked[1], n, ranked[2]))
-            elif best is not None and best > limit and (bound is None or best > bound):
-                yield heapq.heappop(pending)[3]
-            else:
-                return
-    for n, row in enumerate(rows):
-        yield from settle(ceiling(key_of(row)))
-        heapq.heappush(waiting, (-reach_of(row), n, row))
-    yield from settle(-math.inf)
-
-
 class Replay:
     """An iterator read lazily once and replayed from the start on every pass (``advise``
     chooses again for a smaller budget when a hook's JSON envelope does not fit)."""
