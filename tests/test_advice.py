@@ -156,6 +156,43 @@ def test_held_back_and_excluded_lessons_do_not_use_up_the_look_down(run, repo, m
     assert data["excluded"] == ["aha_seen"] and data["held_back"][0]["id"] == "aha_gone"
 
 
+def test_a_store_whose_lessons_are_held_back_is_not_read_whole(run, repo, monkeypatch,
+                                                              both_reads):
+    """Lessons that cite another repository's scripts (a portable store's, say) are held back
+    one after the other: advice checks at most ``STALE_MAX`` of them, then says what it found."""
+    monkeypatch.setattr(advice, "STALE_MAX", 5)
+    (repo / "tools").mkdir()
+    record(run, *[card(f"aha_{i:02d}", f"Lesson {i}", confidence=0.9 - i / 100,
+                       solution_steps=[f"run tools/fix_{i}.sh"]) for i in range(12)],
+           card("aha_ok", "Build with make", confidence=0.5))
+    checks = []
+    stale_reason = advice.stale_reason
+    monkeypatch.setattr(advice, "stale_reason", lambda *a: checks.append(a[0]["id"]) or
+                        stale_reason(*a))
+    data = advise_json(run)
+    assert data["items"] == [] and len(data["held_back"]) == len(checks) == 5
+    monkeypatch.setattr(advice, "STALE_MAX", 100)
+    assert ids(advise_json(run)) == ["aha_ok"]
+
+
+def test_lessons_whose_confidence_has_expired_are_never_read(run, monkeypatch):
+    """Forty lessons idle for half a year decayed below the confidence floor: the session
+    start walks past them in SQL (``topk.expiry``) instead of reading each one."""
+    from selflearn.learning import lifecycle
+    from selflearn.storage import paths
+    from selflearn.storage.memory import Memory
+    Memory(paths.project_store(os.environ["SELF_LEARNING_REPO_ROOT"], "tester")).append(
+        "cards", [dict(model.complete("card", card(f"aha_{i:02d}", f"Old lesson {i}",
+                                                   confidence=0.9)), ts="2025-08-01T00:00:00Z")
+                  for i in range(40)])
+    record(run, card("aha_new", "New lesson", confidence=0.5))
+    read = []
+    confidence_at = lifecycle.confidence_at
+    monkeypatch.setattr(lifecycle, "confidence_at", lambda *a, **kw: read.append(a) or
+                        confidence_at(*a, **kw))
+    assert ids(advise_json(run)) == ["aha_new"] and len(read) == 1
+
+
 def test_a_long_item_counts_as_weighed_and_a_short_one_after_it_may_fit(run, monkeypatch,
                                                                        both_reads):
     record(run, card("aha_long", "Long " + "word " * 60, confidence=1.0),

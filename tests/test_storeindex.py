@@ -381,15 +381,18 @@ EVIDENCE = st.fixed_dictionaries({
 @given(cards=st.lists(LESSON, min_size=6, max_size=16), signals=st.lists(EVIDENCE, max_size=20),
        query=QUERIES, look=st.sampled_from([1, 2, 4, 100]),
        budget=st.sampled_from([60, 150, 260, 600, 2000]), split=st.integers(0, 16),
-       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(12)]), max_size=3))
+       exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(12)]), max_size=3),
+       held=st.sampled_from([1, 100]))
 def test_advice_from_the_index_walk_equals_the_full_sort(cards, signals, query, look, budget,
-                                                         split, exclude,
+                                                         split, exclude, held,
                                                          tmp_path_factory, monkeypatch):
     """Stores where most lessons clear the floors: ties (same stamps), escalated, excluded,
-    held-back (the safety screen) and stale items, a look-down that stops the walk early, and
-    budgets that leave room only for a short lower-ranked item."""
+    held-back (the safety screen) and stale items, a look-down that stops the walk early (and
+    a cap on the held-back ones), and budgets that leave room only for a short lower-ranked
+    item."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(advice, "LOOK_DOWN", look)
+    monkeypatch.setattr(advice, "STALE_MAX", held)
     store_dir = str(tmp_path_factory.mktemp("store"))
     files = {"cards": cards, "signals": signals}
     for part in (slice(0, split), slice(split, None)):

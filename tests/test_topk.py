@@ -41,6 +41,23 @@ def test_the_rank_key_bounds_the_priority_at_any_moment(status, base, used, help
             assert p <= topk.bound(key, now, topk.slack_for(violated))
 
 
+@settings(max_examples=400, deadline=None)
+@given(base=st.floats(0, 1), used=st.integers(0, 6), helped=st.integers(0, 6),
+       violated=st.integers(0, 2), age=st.floats(-40 * DAY, 400 * DAY))
+def test_a_card_expires_exactly_when_its_confidence_falls_below_the_floor(base, used, helped,
+                                                                         violated, age):
+    last = model.iso(NOW - 100 * DAY)
+    ev = _evidence(used, helped, violated, last)
+    expires = topk.expiry(base, ev, last)
+    now = NOW - 100 * DAY + age
+    below = lifecycle.confidence_at(base, ev, last, now) < topk.MIN_CONFIDENCE
+    if expires is None:
+        assert violated
+    else:  # never before it falls below (advice would miss it), at most a second after
+        assert below or now < expires
+        assert not below or now >= expires or age < 0 or expires - now <= 1.0
+
+
 def test_no_key_outside_the_pool_or_without_a_readable_time():
     assert topk.rank_key("dormant", 0.9, None, "2026-02-01T00:00:00Z") is None
     assert topk.rank_key(None, 0.9, None, "2026-02-01T00:00:00Z") is None

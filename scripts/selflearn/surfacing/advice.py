@@ -41,7 +41,10 @@ CANDIDATE_FLOOR = 0.95     # an accepted or proposed card; of a candidate (none 
 HALF_LIFE_DAYS = topk.HALF_LIFE_DAYS  # 30: recency halves every this many days since evidence
 ESCALATION = topk.ESCALATION  # 0.5: each violation multiplies priority by (1 + 0.5 x violations)
 LOOK_DOWN = 100            # advice weighs at most this many of the best lessons that clear the
-# floors (priority above 0) to fill its budget; excluded and held-back ones are not counted
+# floors (priority above 0) to fill its budget; excluded and held-back ones are not counted,
+STALE_MAX = 100            # but after this many held back as stale it stops (a store whose
+# lessons cite another repository's paths would otherwise be read whole, at every session start)
+SCREENED = "safety screen: "  # how the reason of a lesson the screen holds back starts
 MIN_ITEM = len("- [] ") + len(" (mined)")  # no item is shorter: with less room left, stop
 # --- just-in-time stale check ----------------------------------------------------------------
 # Where cited paths are read: only what the fix relies on. A lesson about a missing path
@@ -180,7 +183,8 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
     """``rank`` from the derived index. With a query, the cards that answer it
     (``Index.scored``: a few, whatever the store's size) ranked by priority; without one,
     cards read best rank key first (an upper bound of their priority, ``topk.rank_key``),
-    each yielded once no unread card can beat it."""
+    each yielded once no unread card can beat it, skipping in SQL those whose confidence
+    has expired (``topk.expiry``)."""
     ix.check(["cards"])
     ix.check(["signals"], _EVIDENCE_LINE.search)
     rank_of = _indexed_rank(ix, now)
@@ -195,8 +199,8 @@ def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
     slack = topk.slack_for(ix.scalar("SELECT coalesce(max(n), 0) FROM maxima "
                                      "WHERE name = 'violated'"))
     rows = ix.each(f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
-                   "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' "
-                   "ORDER BY c.rankkey DESC")
+                   "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' AND "
+                   "(c.expires IS NULL OR c.expires > ?) ORDER BY c.rankkey DESC", (now,))
     return topk.Replay(topk.walk(rows, lambda row: row[7], lambda row: rank_of(row, 1.0),
                                  lambda key: topk.bound(key, now, slack)))
 
@@ -362,7 +366,7 @@ def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cach
     call of ``advise`` (``checked``: id -> why it is held back, or None).
     """
     chosen, items, met = [], [], []
-    used, weighed = len(block(["x"])) - 1, 0  # header and fence around the items
+    used, weighed, stale = len(block(["x"])) - 1, 0, 0  # header and fence around the items
     for r in ranked:
         room = budget - used - (1 if items else 0)  # a newline joins it to the item before
         if weighed >= LOOK_DOWN or MIN_ITEM > room:
@@ -378,9 +382,12 @@ def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cach
             continue
         if cid not in checked:
             held = judged.blocked(r.card, r.digest)
-            checked[cid] = ("safety screen: " + "; ".join(held)) if held else \
+            checked[cid] = (SCREENED + "; ".join(held)) if held else \
                 stale_reason(r.card, repo_root, cache)
         if checked[cid]:
+            stale += not checked[cid].startswith(SCREENED)
+            if stale >= STALE_MAX:
+                break
             continue
         weighed += 1
         safe = redact.redact_text(text)  # redacted again on the way out (only what is said)

@@ -26,7 +26,7 @@ from ..storage.memo import Memo
 from ..storage.record import dedup_key
 from . import apart, score, search, topk
 
-SCHEMA = 11  # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 12  # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 FTS = True               # use FTS5 where the build has it (tests turn it off to cover the scan)
@@ -51,7 +51,8 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    status TEXT, skill TEXT, scope TEXT, raw_status TEXT, origin TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
-                   least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER, rankkey REAL);
+                   least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER, rankkey REAL,
+                   expires REAL);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
@@ -60,7 +61,7 @@ CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
 CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
-CREATE INDEX cards_key ON cards(rankkey, raw_status) WHERE rankkey IS NOT NULL;
+CREATE INDEX cards_key ON cards(rankkey, raw_status, expires) WHERE rankkey IS NOT NULL;
 CREATE TABLE termdf(term TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE INDEX cards_sdigest ON cards(sdigest);
 CREATE INDEX cards_unjudged ON cards({JUDGE_ORDER}, rid DESC)
@@ -1017,7 +1018,7 @@ class _Apply:
                 view = columns.pop("_view")
                 if not signals:
                     self.score_views[cid] = view
-                columns["rankkey"] = _rank_key(columns, evidence.get(cid))
+                columns["rankkey"], columns["expires"] = _rank_key(columns, evidence.get(cid))
                 doc, terms = columns.pop("doc"), columns.pop("_doc")
                 names = names or list(columns)
                 narrow.append([*columns.values(), row])
@@ -1100,9 +1101,9 @@ class _Apply:
             rows = self.db.execute(
                 "SELECT id, rid, raw_status, pool, base, first, last_seen FROM cards "
                 f"WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
-            self.db.executemany("UPDATE cards SET rankkey=? WHERE rid=?", [
-                (_rank_key({"raw_status": status, "pool": pool, "base": base, "first": first,
-                            "last_seen": seen}, evidence.get(cid)), rid)
+            self.db.executemany("UPDATE cards SET rankkey=?, expires=? WHERE rid=?", [
+                (*_rank_key({"raw_status": status, "pool": pool, "base": base, "first": first,
+                             "last_seen": seen}, evidence.get(cid)), rid)
                 for cid, rid, status, pool, base, first, seen in rows])
 
     def _upsert(self, table: str, rid: str, columns: dict) -> int:
@@ -1143,12 +1144,15 @@ def _score(fields: tuple, counts: Dict[str, int]) -> Tuple[int, int]:
     return score.score(view, counts)[0], int(score.backport_ready(view, counts))
 
 
-def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]) -> Optional[float]:
-    """advice's rank key (``topk.rank_key``) from a card's columns; NULL outside its pool."""
+def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]
+              ) -> Tuple[Optional[float], Optional[float]]:
+    """advice's rank key (``topk.rank_key``) from a card's columns, and when its confidence
+    falls below the floor for good (``topk.expiry``); NULL outside its pool."""
     if not columns["pool"]:
-        return None
+        return None, None
     last = max(columns["last_seen"], columns["first"], ev.last if ev is not None else "")
-    return topk.rank_key(columns["raw_status"], columns["base"], ev, last)
+    key = topk.rank_key(columns["raw_status"], columns["base"], ev, last)
+    return key, (None if key is None else topk.expiry(columns["base"], ev, last))
 
 
 def item_floor(card: dict) -> int:
