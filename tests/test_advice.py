@@ -159,7 +159,8 @@ def test_held_back_and_excluded_lessons_do_not_use_up_the_look_down(run, repo, m
 def test_a_store_whose_lessons_are_held_back_is_not_read_whole(run, repo, monkeypatch,
                                                               both_reads):
     """Lessons that cite another repository's scripts (a portable store's, say) are held back
-    one after the other: advice checks at most ``STALE_MAX`` of them, then says what it found."""
+    one after the other: advice checks at most ``STALE_MAX`` of them, then says what it found;
+    a stale lesson is never screened (a hook would screen it again at every session start)."""
     monkeypatch.setattr(advice, "STALE_MAX", 5)
     (repo / "tools").mkdir()
     record(run, *[card(f"aha_{i:02d}", f"Lesson {i}", confidence=0.9 - i / 100,
@@ -169,8 +170,14 @@ def test_a_store_whose_lessons_are_held_back_is_not_read_whole(run, repo, monkey
     stale_reason = advice.stale_reason
     monkeypatch.setattr(advice, "stale_reason", lambda *a: checks.append(a[0]["id"]) or
                         stale_reason(*a))
+    from selflearn.storage import screen
+    screened = []
+    card_findings = screen.card_findings
+    monkeypatch.setattr(screen, "card_findings", lambda card: screened.append(card["id"]) or
+                        card_findings(card))
     data = advise_json(run)
     assert data["items"] == [] and len(data["held_back"]) == len(checks) == 5
+    assert screened == []
     monkeypatch.setattr(advice, "STALE_MAX", 100)
     assert ids(advise_json(run)) == ["aha_ok"]
 

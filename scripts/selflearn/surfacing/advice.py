@@ -42,7 +42,7 @@ HALF_LIFE_DAYS = topk.HALF_LIFE_DAYS  # 30: recency halves every this many days 
 ESCALATION = topk.ESCALATION  # 0.5: each violation multiplies priority by (1 + 0.5 x violations)
 LOOK_DOWN = 100            # advice weighs at most this many of the best lessons that clear the
 # floors (priority above 0) to fill its budget; excluded and held-back ones are not counted,
-STALE_MAX = 100            # but after this many held back as stale it stops (a store whose
+STALE_MAX = 200            # but after this many held back as stale it stops (a store whose
 # lessons cite another repository's paths would otherwise be read whole, at every session start)
 SCREENED = "safety screen: "  # how the reason of a lesson the screen holds back starts
 MIN_ITEM = len("- [] ") + len(" (mined)")  # no item is shorter: with less room left, stop
@@ -361,9 +361,10 @@ def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cach
     ``(chosen, text, weighed, excluded ids met)``.
 
     At most ``LOOK_DOWN`` lessons are weighed (shown, or too long for the room left);
-    excluded and held-back ones are not counted. A card is screened (``screen.blocked``: it
-    waits for a person) and checked for staleness only when its item would fit, once per
-    call of ``advise`` (``checked``: id -> why it is held back, or None).
+    excluded and held-back ones are not counted (but after ``STALE_MAX`` stale ones it stops).
+    A card is checked for staleness, then, unless stale, screened (``screen.blocked``: it
+    waits for a person), only when its item would fit, once per call of ``advise``
+    (``checked``: id -> why it is held back, or None).
     """
     chosen, items, met = [], [], []
     used, weighed, stale = len(block(["x"])) - 1, 0, 0  # header and fence around the items
@@ -380,10 +381,11 @@ def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cach
         if text is None:
             weighed += 1
             continue
-        if cid not in checked:
-            held = judged.blocked(r.card, r.digest)
-            checked[cid] = (SCREENED + "; ".join(held)) if held else \
-                stale_reason(r.card, repo_root, cache)
+        if cid not in checked:  # the cheap check first: a stale lesson is never screened
+            checked[cid] = stale_reason(r.card, repo_root, cache)
+            held = [] if checked[cid] else judged.blocked(r.card, r.digest)
+            if held:
+                checked[cid] = SCREENED + "; ".join(held)
         if checked[cid]:
             stale += not checked[cid].startswith(SCREENED)
             if stale >= STALE_MAX:
