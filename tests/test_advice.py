@@ -89,14 +89,18 @@ def test_candidates_need_a_high_relevance_floor(run):
     assert weak["items"] == [] and weak["output"] == ""
 
 
-def test_relevance_is_a_ratio_that_a_long_prompt_does_not_dilute():
-    cards = [{"title": "pytest conftest import error"}, {"title": "docker port allocated"}]
+def test_relevance_is_the_score_over_the_best_answers():
+    """The best answer has relevance 1, however long the prompt around its words; a card
+    within ``search.RELATIVE`` of it keeps its share; the others, 0."""
+    cards = [{"title": "pytest conftest import error"}, {"title": "docker port allocated"},
+             {"title": "pytest conftest import errors on CI"}, {"title": "npm ci"}]
     short = advice.relevance("pytest conftest import error", cards)
     long = advice.relevance("please look at this: pytest conftest import error again, while "
                             "you refactor the parser, update the changelog and bump versions",
                             cards)
-    assert short[0] == long[0] == 1.0 and short[1] == long[1] == 0.0
-    assert 0 < advice.relevance("pytest import", cards)[0] < 1
+    assert short[0] == long[0] == 1.0 and short[1] == long[1] == short[3] == 0.0
+    assert advice.QUERY_FLOOR <= short[2] < 1
+    assert advice.relevance("kubernetes helm chart values", cards) == [0.0] * 4
 
 
 def test_escalated_lesson_rises_and_says_it_recurred(run):
@@ -152,6 +156,50 @@ def test_held_back_and_excluded_lessons_do_not_use_up_the_look_down(run, repo, m
     assert data["excluded"] == ["aha_seen"] and data["held_back"][0]["id"] == "aha_gone"
 
 
+def test_a_store_whose_lessons_are_held_back_is_not_read_whole(run, repo, monkeypatch,
+                                                              both_reads):
+    """Lessons that cite another repository's scripts (a portable store's, say) are held back
+    one after the other: advice checks at most ``STALE_MAX`` of them, then says what it found;
+    a stale lesson is never screened (a hook would screen it again at every session start)."""
+    monkeypatch.setattr(advice, "STALE_MAX", 5)
+    (repo / "tools").mkdir()
+    record(run, *[card(f"aha_{i:02d}", f"Lesson {i}", confidence=0.9 - i / 100,
+                       solution_steps=[f"run tools/fix_{i}.sh"]) for i in range(12)],
+           card("aha_ok", "Build with make", confidence=0.5))
+    checks = []
+    stale_reason = advice.stale_reason
+    monkeypatch.setattr(advice, "stale_reason", lambda *a: checks.append(a[0]["id"]) or
+                        stale_reason(*a))
+    from selflearn.storage import screen
+    screened = []
+    card_findings = screen.card_findings
+    monkeypatch.setattr(screen, "card_findings", lambda card: screened.append(card["id"]) or
+                        card_findings(card))
+    data = advise_json(run)
+    assert data["items"] == [] and len(data["held_back"]) == len(checks) == 5
+    assert screened == []
+    monkeypatch.setattr(advice, "STALE_MAX", 100)
+    assert ids(advise_json(run)) == ["aha_ok"]
+
+
+def test_lessons_whose_confidence_has_expired_are_never_read(run, monkeypatch):
+    """Forty lessons idle for half a year decayed below the confidence floor: the session
+    start walks past them in SQL (``topk.expiry``) instead of reading each one."""
+    from selflearn.learning import lifecycle
+    from selflearn.storage import paths
+    from selflearn.storage.memory import Memory
+    Memory(paths.project_store(os.environ["SELF_LEARNING_REPO_ROOT"], "tester")).append(
+        "cards", [dict(model.complete("card", card(f"aha_{i:02d}", f"Old lesson {i}",
+                                                   confidence=0.9)), ts="2025-08-01T00:00:00Z")
+                  for i in range(40)])
+    record(run, card("aha_new", "New lesson", confidence=0.5))
+    read = []
+    confidence_at = lifecycle.confidence_at
+    monkeypatch.setattr(lifecycle, "confidence_at", lambda *a, **kw: read.append(a) or
+                        confidence_at(*a, **kw))
+    assert ids(advise_json(run)) == ["aha_new"] and len(read) == 1
+
+
 def test_a_long_item_counts_as_weighed_and_a_short_one_after_it_may_fit(run, monkeypatch,
                                                                        both_reads):
     record(run, card("aha_long", "Long " + "word " * 60, confidence=1.0),
@@ -191,7 +239,7 @@ def test_budget_and_format_claude_hook(run):
     doc = json.loads(out)
     assert len(out) <= 700 and doc["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert doc["hookSpecificOutput"]["additionalContext"].startswith(advice.HEADER)
-    code, out, _ = run(["advice", "--format", "claude-hook", "--query", "lesson number"])
+    code, out, _ = run(["advice", "--format", "claude-hook", "--query", "lesson number 12"])
     assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert run(["advice", "--budget", "50"])[1] == ""  # not even the header fits an item
 

@@ -57,8 +57,8 @@ def test_unrelated_query_returns_nothing(run):
     record(run, {"aha_cards": CARDS})
     data = js(run, "list", "--query", "kubernetes helm chart")
     assert data["count"] == 0 and data["message"] == (
-        "No card answers 'kubernetes helm chart': nothing stored is about it (a card must cover "
-        "about a third of what the query asks).")
+        "No card answers 'kubernetes helm chart': nothing stored is about it (no card holds "
+        "enough of its rarer words).")
     # mostly answered: kept; one shared word in a question about something else: not
     data = js(run, "list", "--query", "hook fires twice on kubernetes")
     assert [i["id"] for i in data["items"]] == ["aha_camel"]

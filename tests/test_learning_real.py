@@ -29,7 +29,7 @@ def failed(command: str, output: str, **extra) -> dict:
     obs = observe.normalize({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                              "tool_input": {"command": command}, "error": output,
                              "session_id": "s", "tool_use_id": "toolu_x", **extra}, "claude")
-    assert obs is not None and obs["event"] == "tool_failure"
+    assert obs is not None and obs["event"] in ("tool_failure", "permission_denied")  # refused
     return obs
 
 

@@ -12,6 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from selflearn.storage import model, paths
 from selflearn.storage.memory import Memory, Stores
-from selflearn.surfacing import advice, index, listquery, reach, review, storeindex
+from selflearn.surfacing import advice, index, review, storeindex
 
 NOW = "2026-03-01T12:00:00Z"
 WORDS = ("pytest", "cache", "docker", "npm", "SessionStart", "read-only", "checkout", "flaky",
@@ -129,20 +130,14 @@ def _compare(store_dir, query, status, monkeypatch, budget: int = 900, exclude=(
        split=st.integers(0, 14), look=st.sampled_from([1, 2, 3, 100]),
        budget=st.sampled_from([60, 140, 260, 900]),
        exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(8)]), max_size=2),
-       fts=st.booleans(), slots=st.sampled_from([0, 2, 200]), first=st.sampled_from([1, 4]))
+       fts=st.booleans())
 def test_index_answers_equal_a_fresh_fold(files, query, status, split, look, budget, exclude,
-                                          fts, slots, first, tmp_path_factory, monkeypatch):
+                                          fts, tmp_path_factory, monkeypatch):
     """``look`` makes advice stop early (the index walk reads only what can beat the lessons
     it weighed); small budgets leave room for a short, lower-ranked item only; ``fts``: cards
-    naming a query term are found by FTS5, or by scanning their documents; ``slots``: how many
-    terms list's and advice's SQL read from a card's codes rather than FTS5; ``first``: how
-    many cards a list query reads for its first floor, per card shown."""
+    naming a query term are found by FTS5, or by scanning their documents."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(storeindex, "FTS", fts)
-    monkeypatch.setattr(reach, "MIN_DF", 1)
-    monkeypatch.setattr(reach, "SHARE", 1)
-    monkeypatch.setattr(reach, "SLOTS", slots)
-    monkeypatch.setattr(listquery, "FIRST", first)
     monkeypatch.setattr(index, "WARM", 1)  # so the lessons screened first must be the same
     monkeypatch.setattr(review, "SCREEN_MAX", 1)
     monkeypatch.setattr(advice, "LOOK_DOWN", look)
@@ -219,7 +214,7 @@ def test_without_fts5_the_documents_are_scanned(tmp_path, monkeypatch):
     try:
         assert not ix.fts and not ix.rows("SELECT 1 FROM sqlite_master WHERE name = 'cardterms'")
         rows = list(ix.naming("c.id", "FROM cards c JOIN carddoc d ON d.rid = c.rid", "1", (),
-                              ["cach"], rid="c.rid", doc="d.doc"))
+                              ["cach"]))
         assert [r[0] for r in rows] == ["aha_1"]
     finally:
         ix.close()
@@ -248,7 +243,6 @@ def test_frequencies_read_each_term_of_an_encoded_document():
     doc = storeindex.encode_doc({"pytest": 4.0, "cach": 1.0, "pytests": 2.0})
     assert storeindex.frequencies(doc, storeindex.keys_of(["cach", "pytest", "py", "pytests"])) \
         == [1.0, 4.0, None, 2.0]
-    assert storeindex.inside(doc, "test") and not storeindex.inside(doc, "cach")
 
 
 def _card(cid: str, title: str, ts: str = "2026-02-01T00:00:00Z", **extra) -> dict:
@@ -388,20 +382,17 @@ EVIDENCE = st.fixed_dictionaries({
        query=QUERIES, look=st.sampled_from([1, 2, 4, 100]),
        budget=st.sampled_from([60, 150, 260, 600, 2000]), split=st.integers(0, 16),
        exclude=st.lists(st.sampled_from([f"aha_{i}" for i in range(12)]), max_size=3),
-       slots=st.sampled_from([0, 3, 200]), refresh=st.sampled_from([0, 256]))
+       held=st.sampled_from([1, 100]))
 def test_advice_from_the_index_walk_equals_the_full_sort(cards, signals, query, look, budget,
-                                                         split, exclude, slots, refresh,
+                                                         split, exclude, held,
                                                          tmp_path_factory, monkeypatch):
     """Stores where most lessons clear the floors: ties (same stamps), escalated, excluded,
-    held-back (the safety screen) and stale items, a look-down that stops the walk early, and
-    budgets that leave room only for a short lower-ranked item. Query terms are read from
-    codes, FTS5 or both (``slots``), the title scores bounds lean on kept fresh or not."""
+    held-back (the safety screen) and stale items, a look-down that stops the walk early (and
+    a cap on the held-back ones), and budgets that leave room only for a short lower-ranked
+    item."""
     monkeypatch.setenv("SELF_LEARNING_NOW", NOW)
     monkeypatch.setattr(advice, "LOOK_DOWN", look)
-    monkeypatch.setattr(reach, "MIN_DF", 1)
-    monkeypatch.setattr(reach, "SHARE", 1)
-    monkeypatch.setattr(reach, "SLOTS", slots)
-    monkeypatch.setattr(reach, "REFRESH", refresh)
+    monkeypatch.setattr(advice, "STALE_MAX", held)
     store_dir = str(tmp_path_factory.mktemp("store"))
     files = {"cards": cards, "signals": signals}
     for part in (slice(0, split), slice(split, None)):
@@ -489,10 +480,10 @@ def test_verdicts_outlive_a_rebuild_and_mark_the_cards_again(tmp_path, monkeypat
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cards=st.lists(CARD, max_size=14), splits=st.lists(st.integers(0, 14), min_size=1,
                                                          max_size=3))
-def test_the_pools_sizes_kept_as_cards_come_and_go_equal_a_count(cards, splits,
-                                                                 tmp_path_factory):
-    """advice's pool and the listed cards: how many, their total length (read by every prompt
-    and list query instead of a count), and a longest length no listed document exceeds."""
+def test_the_listed_cards_counts_kept_as_cards_come_and_go_equal_a_count(cards, splits,
+                                                                         tmp_path_factory):
+    """The listed cards: how many, their total length and how many hold each term (read by
+    every query instead of a count)."""
     store_dir = str(tmp_path_factory.mktemp("store"))
     start = 0
     for end in sorted(splits) + [None]:  # new cards and new versions of cards, caught up
@@ -500,11 +491,12 @@ def test_the_pools_sizes_kept_as_cards_come_and_go_equal_a_count(cards, splits,
         start = end
         ix = storeindex.of(Memory(store_dir))
         ix.refresh()
-        for name, member in (("advice", "pool"), ("list", "listed")):
-            n, total = ix.rows(f"SELECT count(*), total(doclen) FROM cards WHERE {member} = 1")[0]
-            assert ix.pool(name) == (n, total)
-        longest = ix.scalar("SELECT coalesce(max(doclen), 0) FROM cards WHERE listed = 1")
-        assert ix.scalar("SELECT n FROM maxima WHERE name = 'list_longest'") >= longest
+        assert ix.pool() == ix.rows("SELECT count(*), total(doclen) FROM cards "
+                                    "WHERE listed = 1")[0]
+        held = Counter(t for doc, in ix.rows("SELECT d.doc FROM cards c JOIN carddoc d ON "
+                                             "d.rid = c.rid WHERE c.listed = 1")
+                       for t in storeindex.doc_terms(doc))
+        assert dict(ix.rows("SELECT term, n FROM termdf WHERE n != 0")) == dict(held)
         ix.close()
 
 

@@ -250,8 +250,8 @@ def _add_list(sub) -> None:
     p = sub.add_parser("list", help="cards, latest version each, best first",
                        epilog=examples(f"{SCRIPT} list --query 'pytest cache'",
                                        f"{SCRIPT} list --status rejected,deprecated --format json"))
-    option(p, "--query", "rank by relevance (BM25, word forms meet); cards answering under a "
-           "third of the query are left out")
+    option(p, "--query", "rank by relevance (BM25, word forms meet); only the cards that answer "
+           "it: the best holds enough of its rarer words, the rest come close to the best")
     p.add_argument("--skill")
     p.add_argument("--tag")
     p.add_argument("--status", action="append", help="only these statuses (shows hidden ones)")

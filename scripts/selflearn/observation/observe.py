@@ -83,9 +83,10 @@ def _refused(p: dict, name: str):
     calls = p.get("tool_calls") if name == "PostToolBatch" else [p]
     for call in calls if isinstance(calls, list) else []:
         call = as_dict(call)
-        reason = refusal(as_str(call.get("error")) or as_str(call.get("tool_response")))
-        if reason:
-            return dict(p, hook_event_name="PermissionDenied", reason=reason, **{
+        text = as_str(call.get("error")) or as_str(call.get("tool_response"))
+        reason = refusal(text)
+        if reason:  # the whole text stays: the user's words after "the user said:" teach most
+            return dict(p, hook_event_name="PermissionDenied", reason=reason, error=text, **{
                 k: call.get(k) for k in ("tool_name", "tool_input", "tool_use_id")})
     return None if name == "PostToolBatch" else p
 
@@ -111,6 +112,8 @@ def _claude(p: dict, obs: Obs, name: str) -> str:
                                    "mcp_server_name", "name", "worktree_path", "directory",
                                    "file_path", "to_model")), 200)
         obs.put("trigger", as_str(p.get("trigger")))
+    if event == "permission_denied":
+        obs.put("error", as_str(p.get("error")), 300, "block")
     if event in ("session_start", "session_end", "permission_denied", "prompt"):
         obs.put("reason", as_str(p.get("reason")), 200)
         obs.put("source", as_str(p.get("source")))

@@ -17,7 +17,7 @@ from typing import Dict, Iterable, List, Optional
 
 from ..storage import config, fastjson, model
 from ..learning import corrections, lifecycle
-from . import reach, search, topk
+from . import search, topk
 from ..storage import posixfs as fs
 from ..storage.errors import SelfLearningError, UsageError
 from ..storage import redact, verdicts
@@ -38,12 +38,15 @@ FORMATS = ("text", "json", "claude-hook")
 STATUS_WEIGHT = topk.STATUS_WEIGHT  # accepted 1.0, proposed 0.8, candidate 0.6
 PROPOSED_ORIGINS = ("agent", "human")  # a proposed card counts when recorded, not when mined
 MIN_CONFIDENCE = topk.MIN_CONFIDENCE  # 0.3: not surfaced below it (unless it was violated)
-QUERY_FLOOR = 0.34         # with a query: least relevance of an accepted or proposed card
-CANDIDATE_FLOOR = 0.6      # with a query: least relevance of a candidate (none without one)
+QUERY_FLOOR = search.RELATIVE  # with a query: least relevance (score over the best's) of
+CANDIDATE_FLOOR = 0.95     # an accepted or proposed card; of a candidate (none without one)
 HALF_LIFE_DAYS = topk.HALF_LIFE_DAYS  # 30: recency halves every this many days since evidence
 ESCALATION = topk.ESCALATION  # 0.5: each violation multiplies priority by (1 + 0.5 x violations)
 LOOK_DOWN = 100            # advice weighs at most this many of the best lessons that clear the
-# floors (priority above 0) to fill its budget; excluded and held-back ones are not counted
+# floors (priority above 0) to fill its budget; excluded and held-back ones are not counted,
+STALE_MAX = 200            # but after this many held back as stale it stops (a store whose
+# lessons cite another repository's paths would otherwise be read whole, at every session start)
+SCREENED = "safety screen: "  # how the reason of a lesson the screen holds back starts
 MIN_ITEM = len("- [] ") + len(" (mined)")  # no item is shorter: with less room left, stop
 # --- just-in-time stale check ----------------------------------------------------------------
 # Where cited paths are read: only what the fix relies on. A lesson about a missing path
@@ -121,36 +124,19 @@ def evidence_signals(memory) -> List[dict]:
 
 # --- relevance and rank ------------------------------------------------------------------------
 
-def relevance(query: str, cards: List[dict]) -> List[float]:
-    """BM25 of the query against each card, divided by the card's BM25 for its own title.
-
-    The ratio is in [0, 1] (capped): 1 when the query names everything the title
-    does. It does not shrink with a long prompt (the divisor is the card's), and
-    idf cancels out, so the floors mean the same in a small store as in a big one.
-    """
-    terms = list(dict.fromkeys(search.tokenize(query)))
-    if not terms or not cards:
-        return [0.0] * len(cards)
-    docs = [search.document(c) for c in cards]
-    titles = [list(dict.fromkeys(search.tokenize(str(c.get("title") or "")))) for c in cards]
-    lengths = [sum(d.values()) for d in docs]
-    avg = (sum(lengths) / len(docs)) or 1.0
-    wanted = set(terms).union(*titles)
-    df: Dict[str, int] = dict.fromkeys(wanted, 0)
-    for doc in docs:
-        for term in wanted.intersection(doc):
-            df[term] += 1
-    n = len(docs)
-    idf = {t: reach.idf(n, df[t]) for t in wanted}
-
-    def score(words: List[str], doc: Dict[str, float], length: float) -> float:
-        norm = search.K1 * (1 - search.B + search.B * length / avg)
-        return sum(idf[w] * doc[w] * (search.K1 + 1) / (doc[w] + norm) for w in words if w in doc)
-
-    out = []
-    for doc, length, title in zip(docs, lengths, titles):
-        ref = score(title, doc, length)
-        out.append(round(min(1.0, score(terms, doc, length) / ref), 4) if ref > 0 else 0.0)
+def relevance(query: str, cards: List[dict], population: Optional[List[dict]] = None
+              ) -> List[float]:
+    """Per card, its BM25 for the query (idf over ``population``, the cards themselves when
+    None) over the best card's, when it is among the cards that answer the query
+    (``search.kept``: the best clears the floor, the others come within ``search.RELATIVE``
+    of it); 0 for the others. So the best answer has relevance 1 in any store."""
+    scores = search.bm25(query, cards, population)
+    chosen = search.kept([(s, i) for i, s in enumerate(scores) if s > 0],
+                         len(cards if population is None else population),
+                         len(set(search.tokenize(query))))
+    out = [0.0] * len(cards)
+    for points, i in chosen:
+        out[i] = round(points / chosen[0][0], 4)
     return out
 
 
@@ -170,9 +156,11 @@ def rank(memory, query: Optional[str], now: float) -> Iterable[Ranked]:
     ix = storeindex.of(memory)
     if ix is not None:
         return _rank_indexed(ix, query, now)
-    pool = [c for c in memory.folded("cards").values() if _eligible(c)]
+    cards = list(memory.folded("cards").values())
+    pool = [c for c in cards if _eligible(c)]
     ev = lifecycle.evidence(evidence_signals(memory))
-    rels = relevance(query, pool) if query else [1.0] * len(pool)
+    rels = relevance(query, pool, [c for c in cards if c.get("status", "proposed") not in
+                                   model.HIDDEN_STATUSES]) if query else [1.0] * len(pool)
     out = []
     for card, rel in zip(pool, rels):
         status = card.get("status", "proposed")
@@ -195,71 +183,43 @@ def rank(memory, query: Optional[str], now: float) -> Iterable[Ranked]:
 
 
 _COLUMNS = ("c.rid, c.id, c.raw_status, c.base, c.first, c.last_seen, c.least, c.rankkey, "
-            "e.used, e.helped, e.violated, e.last, e.last_violation, c.doclen, c.sdigest")
+            "e.used, e.helped, e.violated, e.last, e.last_violation, c.sdigest")
 
 
 def _rank_indexed(ix, query: Optional[str], now: float) -> Iterable[Ranked]:
-    """``rank`` from the derived index: cards are read best rank key first (an upper bound of
-    their priority, ``topk.rank_key``), each yielded once no unread card can beat it; with a
-    query only cards naming a query term are read (``Index.naming``)."""
-    from . import storeindex
+    """``rank`` from the derived index. With a query, the cards that answer it
+    (``Index.scored``: a few, whatever the store's size) ranked by priority; without one,
+    cards read best rank key first (an upper bound of their priority, ``topk.rank_key``),
+    each yielded once no unread card can beat it, skipping in SQL those whose confidence
+    has expired (``topk.expiry``)."""
     ix.check(["cards"])
     ix.check(["signals"], _EVIDENCE_LINE.search)
-    terms = list(dict.fromkeys(search.tokenize(query))) if query else []
-    if query and not terms:
-        return topk.Replay(())
+    rank_of = _indexed_rank(ix, now)
+    if query:
+        terms = list(dict.fromkeys(search.tokenize(query)))
+        rows, n = ix.scored(terms, _COLUMNS, "FROM cards c LEFT JOIN evidence e ON e.id = c.id",
+                            "c.pool = 1")
+        chosen = search.kept(sorted(rows, key=lambda row: row[1]), n, len(terms))
+        ranked = [r for r in (rank_of(row[1:], round(row[0] / chosen[0][0], 4))
+                              for row in chosen) if r is not None]
+        return topk.Replay(r[2] for r in sorted(ranked, key=lambda r: (-r[0], r[1])))
     slack = topk.slack_for(ix.scalar("SELECT coalesce(max(n), 0) FROM maxima "
                                      "WHERE name = 'violated'"))
-    pool = _Pool(ix) if terms else None
-    rank_of = _indexed_rank(ix, terms, now, pool)
-
-    def ceiling(key: float) -> float:
-        return topk.bound(key, now, slack)
-    if terms and ix.fts:
-        return topk.Replay(_reached(ix, terms, pool, rank_of, ceiling))
-    if terms:
-        rows = ix.naming(_COLUMNS + ", d.tdoc", "FROM cards c JOIN carddoc d ON d.rid = c.rid "
-                         "LEFT JOIN evidence e ON e.id = c.id", "c.rankkey IS NOT NULL", (),
-                         terms, "ORDER BY c.rankkey DESC", rid="c.rid", doc="d.doc",
-                         lazy=True)
-    else:  # no relevance: the narrow table, without documents
-        rows = ix.each(f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
-                       "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' "
-                       "ORDER BY c.rankkey DESC")
-    return topk.Replay(topk.walk(rows, lambda row: row[7], rank_of, ceiling))
+    rows = ix.each(f"SELECT {_COLUMNS} FROM cards c LEFT JOIN evidence e ON e.id = c.id "
+                   "WHERE c.rankkey IS NOT NULL AND c.raw_status != 'candidate' AND "
+                   "(c.expires IS NULL OR c.expires > ?) ORDER BY c.rankkey DESC", (now,))
+    return topk.Replay(topk.walk(rows, lambda row: row[7], lambda row: rank_of(row, 1.0),
+                                 lambda key: topk.bound(key, now, slack)))
 
 
-def _reached(ix, terms: List[str], pool: "_Pool", rank_of, ceiling) -> Iterable[Ranked]:
-    """The cards of a query best first, with FTS5: rows come from the rank key's index with
-    an upper bound of their relevance (``reach``), those below the floors never leave SQLite,
-    and a card's document is read only once its bound could beat the next item."""
-    slots = dict(ix.rows("SELECT term, slot FROM vocab"))
-    version = ix.scalar("SELECT coalesce(max(n), 0) FROM maxima WHERE name = 'pool'")
-    join, bound, params = reach.sql(terms, slots, pool.n, pool.avg, version, pool.weight)
-    rows = ix.each(f"SELECT c.rid, c.rankkey, {bound} AS reach FROM cards c {join} "
-                   f"WHERE c.rankkey IS NOT NULL AND "
-                   f"{reach.floor_test('reach', QUERY_FLOOR, CANDIDATE_FLOOR)} "
-                   "ORDER BY c.rankkey DESC", params)
-    whole = (f"SELECT {_COLUMNS}, d.tdoc, d.doc FROM cards c JOIN carddoc d ON d.rid = c.rid "
-             "LEFT JOIN evidence e ON e.id = c.id WHERE c.rid = ?")
-    return topk.walk_reached(
-        rows, lambda row: row[1],
-        lambda row: reach.ceiling(row[2]) * ceiling(row[1]) + topk.PRIORITY_SLACK + 1e-9,
-        lambda row: rank_of(ix.rows(whole, (row[0],))[0]), ceiling)
-
-
-def _indexed_rank(ix, terms: List[str], now: float, pool: Optional["_Pool"]):
-    """A function from an index row to ``(priority, id, Ranked)``, or None below the floors."""
-    from . import storeindex
-    relevance_of = pool.relevance(terms) if terms else None
-    keys = storeindex.keys_of(terms)
+def _indexed_rank(ix, now: float):
+    """A function from an index row and the card's relevance to ``(priority, id, Ranked)``,
+    or None below the floors."""
     load = (lambda rid: ix.records("cards", "rid = ?", (rid,))[0])
 
-    def rank_of(row):
+    def rank_of(row, rel: float):
         rid, cid, status, base, first, seen, least = row[:7]
-        rel = relevance_of(row[13], row[15], storeindex.frequencies(row[16], keys)) \
-            if terms else 1.0
-        if terms and rel < (CANDIDATE_FLOOR if status == "candidate" else QUERY_FLOOR):
+        if status == "candidate" and rel < CANDIDATE_FLOOR:
             return None
         e = None
         if row[8] is not None:
@@ -273,44 +233,9 @@ def _indexed_rank(ix, terms: List[str], now: float, pool: Optional["_Pool"]):
             return None
         r = Ranked({"id": cid, "status": status}, rel, conf, topk.recency(now - stamp),
                    violations, e.last_violation if e is not None else "",
-                   min(least, LINE_MAX - 1), lambda rid=rid: load(rid), row[14])
+                   min(least, LINE_MAX - 1), lambda rid=rid: load(rid), row[13])
         return (r.priority, cid, r) if r.priority > 0 else None
     return rank_of
-
-
-class _Pool:
-    """Advice's pool as the index keeps it: its size, average document length and each term's
-    idf (read once per term), for ``relevance`` of a card from its index columns."""
-
-    def __init__(self, ix):
-        self.ix = ix
-        self.n, total = ix.pool("advice")
-        self.avg = reach.average(self.n, total)
-        self.idf: Dict[str, float] = {}
-
-    def weight(self, term: str) -> float:
-        if term not in self.idf:
-            d = self.ix.rows("SELECT n FROM pooldf WHERE pool = 'advice' AND term = ?", (term,))
-            self.idf[term] = reach.idf(self.n, d[0][0] if d else 0)
-        return self.idf[term]
-
-    def relevance(self, terms: List[str]):
-        """``relevance`` of one pool card from its length, title terms and each query term's
-        frequency: ``relevance``'s sums, term for term in the same order (sum() rounds as it
-        does there)."""
-        k1, b, lift, avg, idf, weight = search.K1, search.B, search.K1 + 1, self.avg, \
-            self.idf, self.weight
-
-        def relevance_of(length: float, tdoc: str, freqs) -> float:
-            norm = k1 * (1 - b + b * length / avg)
-            ref = sum([(idf[w] if w in idf else weight(w)) * f * lift / (f + norm)
-                       for w, f in fastjson.loads(tdoc)])
-            if ref <= 0:
-                return 0.0
-            said = sum([(idf[t] if t in idf else weight(t)) * f * lift / (f + norm)
-                        for t, f in zip(terms, freqs) if f is not None])
-            return round(min(1.0, said / ref), 4)
-        return relevance_of
 
 
 # --- just-in-time stale check ----------------------------------------------------------------
@@ -468,12 +393,13 @@ def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cach
     ``(chosen, text, weighed, excluded ids met)``.
 
     At most ``LOOK_DOWN`` lessons are weighed (shown, or too long for the room left);
-    excluded and held-back ones are not counted. A card is screened (``screen.blocked``: it
-    waits for a person) and checked for staleness only when its item would fit, once per
-    call of ``advise`` (``checked``: id -> why it is held back, or None).
+    excluded and held-back ones are not counted (but after ``STALE_MAX`` stale ones it stops).
+    A card is checked for staleness, then, unless stale, screened (``screen.blocked``: it
+    waits for a person), only when its item would fit, once per call of ``advise``
+    (``checked``: id -> why it is held back, or None).
     """
     chosen, items, met = [], [], []
-    used, weighed = len(block(["x"])) - 1, 0  # header and fence around the items
+    used, weighed, stale = len(block(["x"])) - 1, 0, 0  # header and fence around the items
     for r in ranked:
         room = budget - used - (1 if items else 0)  # a newline joins it to the item before
         if weighed >= LOOK_DOWN or MIN_ITEM > room:
@@ -487,11 +413,15 @@ def _select(ranked: Iterable[Ranked], budget: int, exclude, repo_root: str, cach
         if text is None:
             weighed += 1
             continue
-        if cid not in checked:
-            held = judged.blocked(r.card, r.digest)
-            checked[cid] = ("safety screen: " + "; ".join(held)) if held else \
-                stale_reason(r.card, repo_root, cache)
+        if cid not in checked:  # the cheap check first: a stale lesson is never screened
+            checked[cid] = stale_reason(r.card, repo_root, cache)
+            held = [] if checked[cid] else judged.blocked(r.card, r.digest)
+            if held:
+                checked[cid] = SCREENED + "; ".join(held)
         if checked[cid]:
+            stale += not checked[cid].startswith(SCREENED)
+            if stale >= STALE_MAX:
+                break
             continue
         weighed += 1
         safe = redact.redact_text(text)  # redacted again on the way out (only what is said)

@@ -10,11 +10,10 @@ from typing import Dict, List, Optional, Tuple
 
 from ..learning import corrections, lifecycle
 from ..storage import fastjson, model
-from . import listquery, reach, score, search, storeindex
+from . import score, search, storeindex
 from ..storage.memory import Stores
 
 DAY = 86400.0
-COVERAGE_FLOOR = listquery.COVERAGE_FLOOR  # a card must answer this share of the query
 
 
 _public = storeindex.public
@@ -96,18 +95,32 @@ def keep(view: dict, skill=None, tag=None, scope=None, statuses=None) -> bool:
     return not tag or tag in (view.get("tags") or [])
 
 
-def rank(views: List[dict], query: Optional[str]) -> List[dict]:
-    """Best first: relevance (when a query is given), then score, then recency."""
-    if query:
-        for view, rel, share in zip(views, search.bm25(query, views),
-                                    search.coverage(query, views)):
-            view["relevance"] = rel if share >= COVERAGE_FLOOR else 0.0
-        views = [v for v in views if v["relevance"] > 0]
-    else:
+def rank(views: List[dict], query: Optional[str],
+         population: Optional[List[dict]] = None) -> List[dict]:
+    """Best first: relevance (when a query is given: BM25 over ``population``, the views
+    themselves when None; only the views that answer it, ``search.kept``), then score, then
+    recency, then their order."""
+    if not query:
         for view in views:
             view["relevance"] = None
-    return sorted(views, key=lambda v: (v["relevance"] or 0, v["score"], v.get("ts", "")),
-                  reverse=True)
+        return sorted(views, key=lambda v: (v["score"], v.get("ts", "")), reverse=True)
+    scores = search.bm25(query, views, population)
+    chosen = search.kept([(s, i) for i, s in enumerate(scores) if s > 0],
+                         len(views if population is None else population), _terms(query))
+    for points, i in chosen:
+        views[i]["relevance"] = round(points, 4)
+    return [views[i] for _, i in sorted(chosen, key=lambda c: (c[0], views[c[1]]["score"],
+                                                              views[c[1]].get("ts", "")),
+                                        reverse=True)]
+
+
+def _terms(query: str) -> int:
+    return len(set(search.tokenize(query)))
+
+
+def listed(views: List[dict]) -> List[dict]:
+    """The views a query's idf counts over: cards not hidden (as the index keeps them)."""
+    return [v for v in views if v.get("status") not in model.HIDDEN_STATUSES]
 
 
 # --- through the derived index ---------------------------------------------------------------
@@ -148,13 +161,13 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None,
           limit: Optional[int] = None, subset: Optional[Tuple[str, object]] = None
           ) -> Tuple[List[tuple], int]:
     """The best ``limit`` (all when None) cards ``keep`` lets through (and ``subset``, a column
-    of the index and its value), ranked as ``rank`` ranks them (relevance, kept when the card
-    covers COVERAGE_FLOOR of the query; score; recency; fold order), as ``(rid, relevance or
-    None, status, ready)``; and how many there are."""
+    of the index and its value), ranked as ``rank`` ranks them (relevance, only the cards
+    that answer the query; score; recency; fold order), as ``(rid, relevance or None, status,
+    ready)``; and how many there are."""
     where, params = _where(skill, scope, statuses)
-    if subset:
-        where, params = f"{where} AND {subset[0]} = ?", [*params, subset[1]]
     if not query:
+        if subset:
+            where, params = f"{where} AND {subset[0]} = ?", [*params, subset[1]]
         if tag:
             rows = [(rid, None, status, ready) for rid, tags, status, ready in ix.each(
                 f"SELECT rid, tags, status, ready FROM cards WHERE {where} {_BY_SCORE}", params)
@@ -165,63 +178,19 @@ def order(ix, query=None, skill=None, tag=None, scope=None, statuses=None,
             [*params, -1 if limit is None else limit])],
             ix.scalar(f"SELECT count(*) FROM cards WHERE {where}", params))
     terms = list(dict.fromkeys(search.tokenize(query)))
-    if not terms:
-        return [], 0
-    if ix.fts and not tag and not set(statuses or ()) & set(model.HIDDEN_STATUSES):
-        pool, pooled = _where(skill, scope, statuses) if skill or scope or statuses else ("", [])
-        return listquery.top(ix, terms, pool, pooled, subset, limit)
-    rows = _ranked(ix, terms, skill, tag, scope, statuses)
-    if subset:
-        at = {"status": 2, "ready": 3}[subset[0]]
-        rows = [row for row in rows if row[at] == subset[1]]
-    return rows[:limit], len(rows)
+    rows, n = ix.scored(terms, "c.rid, c.score, c.ts, c.status, c.ready, c.tags",
+                        "FROM cards c", where, params)
+    if tag:
+        rows = [row for row in rows if _tagged(row[6], tag)]
+    rows = search.kept(sorted(rows, key=lambda row: row[1]), n, len(terms))  # ties: fold order
+    if subset:  # of the cards that answer the query, as ``rank``'s lists are
+        rows = [row for row in rows if row[{"status": 4, "ready": 5}[subset[0]]] == subset[1]]
+    rows.sort(key=lambda row: (row[0], row[2], row[3]), reverse=True)
+    return [(rid, round(rel, 4), status, ready) for rel, rid, _, _, status, ready, _ in
+            rows[:limit]], len(rows)
 
 
 _BY_SCORE = "ORDER BY score DESC, ts DESC, rid"
-
-
-def _ranked(ix, terms: List[str], skill, tag, scope, statuses) -> List[tuple]:
-    """``order`` of a query, every document naming a query term read (no FTS5 to find the
-    longer words holding a term, a tag or hidden cards asked for)."""
-    where, params = _where(skill, scope, statuses)
-    if tag:
-        pool = [(rid, n) for rid, tags, n in ix.rows(
-            f"SELECT rid, tags, doclen FROM cards WHERE {where}", params) if _tagged(tags, tag)]
-        n, total = len(pool), sum(length for _, length in pool)
-        allowed = {rid for rid, _ in pool}
-    else:
-        n, total = ix.rows(f"SELECT count(*), total(doclen) FROM cards WHERE {where}", params)[0]
-        allowed = None
-    if not n:
-        return []
-    avg = reach.average(n, total)
-    rows = _naming(ix, where, params, terms, allowed)
-    df = [sum(1 for r in rows if r[6][i] is not None) for i in range(len(terms))]
-    idf = [reach.idf(n, d) for d in df]
-    whole = sum(dict(zip(terms, idf)).values()) or 1.0
-    ranked = []
-    for rid, points, ts, status, ready, length, freqs, held in rows:
-        rel = listquery.relevance(idf, freqs, length, avg, held, whole)
-        if rel is not None:
-            ranked.append((rel, points, ts, rid, status, ready))
-    ranked.sort(key=lambda r: r[:3], reverse=True)
-    return [(rid, rel, status, ready) for rel, _, _, rid, status, ready in ranked]
-
-
-def _naming(ix, where: str, params: list, terms: List[str], allowed) -> List[tuple]:
-    """The cards ``where`` keeps (and ``allowed``, when given) naming a query term, as
-    ``(rid, score, ts, status, ready, doclen, frequencies, held)``: ``held`` says, per term,
-    whether the card holds it for ``search.coverage`` (as a word, or inside a longer one).
-    Documents are read one at a time and not kept (a broad query names most cards)."""
-    keys = storeindex.keys_of(terms)
-    rows = []
-    for row in ix.naming("rid, score, ts, status, ready, doclen", "FROM cardsd", where, params,
-                         terms, "ORDER BY rid"):
-        if allowed is not None and row[0] not in allowed:
-            continue
-        freqs = storeindex.frequencies(row[6], keys)
-        rows.append((*row[:6], freqs, listquery.held_of(terms, row[6], freqs)))
-    return rows
 
 
 def views_of(ix, stores: Stores, picked: List[tuple]) -> List[dict]:

@@ -31,7 +31,7 @@ def list_cards(stores: Stores, query: Optional[str] = None, skill: Optional[str]
                         query)
     views = catalog.card_views(stores)
     kept = [v for v in views if catalog.keep(v, skill, tag, None, statuses)]
-    matched = catalog.rank(kept, query)
+    matched = catalog.rank(kept, query, catalog.listed(views))
     items = matched[:limit] if limit > 0 else matched
     data = {"count": len(items), "total": len(matched), "items": items}
     return _message(data, bool(views), bool(matched), bool(kept), query)
@@ -42,7 +42,7 @@ def _message(data: dict, any_card: bool, matched: bool, kept: bool, query) -> di
         data["message"] = EMPTY
     elif not matched and query and kept:
         data["message"] = (f"No card answers {query!r}: nothing stored is about it "
-                           "(a card must cover about a third of what the query asks).")
+                           "(no card holds enough of its rarer words).")
     elif not matched:
         data["message"] = "No card matches these filters."
     return data
@@ -97,9 +97,9 @@ def review(stores: Stores, days: Optional[float] = None, since: Optional[str] = 
         return _review_indexed(ix, stores, start, now, scope, skill, statuses, query,
                                stale_days, limit)
     counts = score.tally(stores.load("signals"))
-    cards = [v for v in catalog.card_views(stores, counts)
-             if catalog.keep(v, skill, None, scope, statuses)]
-    cards = catalog.rank(cards, query)
+    views = catalog.card_views(stores, counts)
+    cards = catalog.rank([v for v in views if catalog.keep(v, skill, None, scope, statuses)],
+                         query, catalog.listed(views))
     recs = [v for v in catalog.rec_views(stores, stale_days, now, counts)
             if catalog.keep(v, skill, None, scope, statuses)]
     recs = catalog.rank(recs, query)

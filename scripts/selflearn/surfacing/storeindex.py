@@ -1,5 +1,8 @@
 """The derived index of one store, ``<store>/index.sqlite3``: the JSONL files' fold, tallies,
 evidence, counts and BM25 documents in SQLite tables, caught up from the offset it last read.
+A query is scored here as a full read scores it (``scored``): FTS5 (or a scan of the
+documents) finds the cards holding a term that could lift them to the floor, and each one's
+document gives its BM25 (``search.score``) over the listed cards' term counts, kept here.
 
 Invariants: the JSONL files stay the truth and every answer equals a full read; a replaced,
 shrunk or rewritten file, or a missing, corrupt or older index, means a silent rebuild; a
@@ -21,9 +24,9 @@ from ..storage import content, errors, fastjson, model, store, text, verdicts
 from ..storage import posixfs as fs
 from ..storage.memo import Memo
 from ..storage.record import dedup_key
-from . import apart, reach, score, search, topk
+from . import apart, score, search, topk
 
-SCHEMA = 10  # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
+SCHEMA = 12  # bump whenever what is derived changes (tables, tokenizer, weights): a rebuild follows
 VERSION = SCHEMA * 1000 + verdicts.RULES  # ``user_version``: new screen rules rebuild it too
 FILE = "index.sqlite3"
 FTS = True               # use FTS5 where the build has it (tests turn it off to cover the scan)
@@ -51,24 +54,17 @@ CREATE TABLE cards(rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, ts TEXT,
                    tags TEXT, dkey TEXT, score INTEGER, ready INTEGER, doclen REAL,
                    pool INTEGER, listed INTEGER, base REAL, first TEXT, last_seen TEXT,
                    least INTEGER, sdigest TEXT, sok INTEGER, verdict INTEGER, rankkey REAL,
-                   {CODES}, fmax REAL, ref REAL, refg REAL, refr REAL, refver INTEGER,
-                   refavg REAL);
+                   expires REAL);
 CREATE TABLE cardwide(rid INTEGER PRIMARY KEY, data TEXT);
-CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT, tdoc TEXT);
+CREATE TABLE carddoc(rid INTEGER PRIMARY KEY, doc TEXT);
 CREATE VIEW cardsx AS SELECT cards.*, cardwide.data FROM cards JOIN cardwide
     ON cardwide.rid = cards.rid;
-CREATE VIEW cardsd AS SELECT cards.*, carddoc.doc, carddoc.tdoc FROM cards JOIN carddoc
-    ON carddoc.rid = cards.rid;
 CREATE INDEX cards_rank ON cards(score DESC, ts DESC, rid);
 CREATE INDEX cards_dkey ON cards(dkey);
 CREATE INDEX cards_ready ON cards(ready, score DESC, ts DESC, rid, status);
 CREATE INDEX cards_status_rank ON cards(status, score DESC, ts DESC, rid);
-CREATE INDEX cards_reach ON cards(rankkey, raw_status, {CODED}, fmax, doclen, ref,
-                                 refg, refr, refver, refavg) WHERE rankkey IS NOT NULL;
-CREATE TABLE vocab(term TEXT PRIMARY KEY, slot INTEGER) WITHOUT ROWID;
-CREATE TABLE pooldf(pool TEXT, term TEXT, n INTEGER, PRIMARY KEY(pool, term)) WITHOUT ROWID;
-CREATE INDEX cards_listed ON cards(status, skill, scope, ready, {CODED}, fmax, doclen)
-    WHERE listed = 1;
+CREATE INDEX cards_key ON cards(rankkey, raw_status, expires) WHERE rankkey IS NOT NULL;
+CREATE TABLE termdf(term TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE INDEX cards_sdigest ON cards(sdigest);
 CREATE INDEX cards_unjudged ON cards({JUDGE_ORDER}, rid DESC)
     WHERE listed = 1 AND sok = 0 AND verdict IS NULL;
@@ -86,9 +82,7 @@ CREATE TABLE recent(name TEXT, ts TEXT, what TEXT);
 CREATE TABLE surfaced(id TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS verdicts(digest TEXT PRIMARY KEY, held INTEGER, reasons TEXT)
     WITHOUT ROWID;
-""".replace("{JUDGE_ORDER}", JUDGE_ORDER).replace(
-    "{CODES}", ", ".join(f"{c} INTEGER" for c in reach.COLUMNS)).replace(
-    "{CODED}", ", ".join(reach.COLUMNS))
+""".replace("{JUDGE_ORDER}", JUDGE_ORDER)
 # Which cards name a term, where SQLite has FTS5 (a contentless table of each card's terms,
 # presence only: the frequencies stay in ``carddoc``); without it, documents are scanned.
 _TERMS = ("CREATE VIRTUAL TABLE IF NOT EXISTS cardterms USING fts5(terms, content='', "
@@ -96,14 +90,15 @@ _TERMS = ("CREATE VIRTUAL TABLE IF NOT EXISTS cardterms USING fts5(terms, conten
 _INDEXES = [(statement.split()[2], statement.strip()) for statement in _TABLES.split(";")
             if statement.strip().startswith("CREATE INDEX")]  # (name, statement)
 _DROP = ("files", "problems", "cards", "cardwide", "carddoc", "recs", "tally", "evidence", "touched",
-         "stamps", "recent", "surfaced", "pooldf", "maxima", "vocab")
+         "stamps", "recent", "surfaced", "termdf", "maxima")
 # ``verdicts`` (the safety screen's, by content digest) outlives a rebuild: it depends on a
 # card's content and the screen's rules alone, and judging everything again is slow.
 _KEPT = ("verdicts",)
-# ``pooldf`` keeps document frequencies for two pools: "advice" (below), read by every prompt,
-# and "list" (cards not hidden), not read yet: for ranking list queries in SQL, next.
-# The cards advice may surface (its pool for relevance): accepted and candidate ones, and
-# proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the same statuses).
+# ``termdf`` keeps how many listed cards (not hidden) hold each term, and ``maxima`` their count
+# and total length (``list_n``, ``list_length``): BM25's idf and average length, kept as cards
+# come and go, for every query. The cards advice may surface (its ``pool``): accepted and
+# candidate ones, and proposed ones a person or agent recorded (advice.STATUS_WEIGHT names the
+# same statuses).
 POOL_STATUSES = ("accepted", "proposed", "candidate")
 PROPOSED_ORIGINS = ("agent", "human")
 
@@ -337,11 +332,12 @@ class Index:
         return names.issuperset(_DROP + _KEPT)
 
     def _create(self) -> None:
-        self.db.execute("DROP VIEW IF EXISTS cardsx")
-        self.db.execute("DROP VIEW IF EXISTS cardsd")
-        for table in _DROP + _KEPT:
-            self.db.execute(f"DROP TABLE IF EXISTS {table}")
-        self.db.execute("DROP TABLE IF EXISTS cardterms")
+        """Start over: every table and view goes, those an older schema had too."""
+        self.db.execute("DROP TABLE IF EXISTS cardterms")  # and its shadow tables
+        for kind, name in self.db.execute("SELECT type, name FROM sqlite_master WHERE type IN "
+                                          "('table', 'view') AND name NOT LIKE 'sqlite%'"
+                                          ).fetchall():
+            self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
         for statement in _TABLES.split(";"):
             if statement.strip():
                 self.db.execute(statement)
@@ -492,12 +488,43 @@ class Index:
             f" ORDER BY {order} LIMIT ?"
         return [self._folded(r[0]) for r in self.db.execute(sql, (*params, limit))]
 
-    def pool(self, name: str) -> Tuple[int, int]:
-        """How many cards advice's pool (``"advice"``) or the listed cards (``"list"``) hold, and
-        their documents' total length (kept as cards come and go, not counted)."""
+    def pool(self) -> Tuple[int, int]:
+        """How many cards are listed (not hidden), and their documents' total length (kept as
+        cards come and go, not counted)."""
         kept = dict(self.db.execute("SELECT name, n FROM maxima WHERE name IN (?, ?)",
-                                    (f"{name}_n", f"{name}_length")))
-        return kept.get(f"{name}_n", 0), kept.get(f"{name}_length", 0)
+                                    ("list_n", "list_length")))
+        return kept.get("list_n", 0), kept.get("list_length", 0)
+
+    def scored(self, terms: List[str], columns: str, source: str, where: str,
+               params: Sequence = ()) -> Tuple[List[tuple], int]:
+        """``(score, *columns)`` of the cards of ``source`` (``FROM`` over ``cards c``) that
+        ``where`` keeps and that could answer the query of ``terms`` (``search.kept``), scored
+        as ``search.bm25`` scores them over the listed cards; and how many are listed.
+
+        Only cards holding one of the query's specific words (``search.specific``: few cards
+        hold each) and one of the terms ``search.needed`` names are read: any other card
+        scores 0 or below what a card kept needs. None at all when no word is specific or
+        even every term together could not reach the floor (a query of words most cards
+        hold: a long prompt in a big store of repetitive text costs nothing)."""
+        n, total = self.pool()
+        if not terms:
+            return [], n
+        df = {t: d for t, d in self.db.execute(
+            f"SELECT term, n FROM termdf WHERE term IN ({','.join('?' * len(terms))})", terms)}
+        weights = [search.idf(n, df.get(t, 0)) for t in terms]
+        least, rare = search.floor(n, len(terms)), search.specific(n)
+        if not n or sum(map(search.most, weights)) < least * (1 - 1e-9):
+            return [], n
+        wanted = [terms[i] for i in search.needed(weights, search.RELATIVE * least)]
+        avg, keys = search.average(n, total), keys_of(terms)
+        out = []
+        for *row, length, doc in self.naming(
+                f"{columns}, c.doclen", f"{source} JOIN carddoc d ON d.rid = c.rid", where,
+                params, wanted, [t for t, w in zip(terms, weights) if w >= rare]):
+            points = search.score(weights, frequencies(doc or "", keys), length, avg, rare)
+            if points > 0:
+                out.append((points, *row))
+        return out, n
 
     def scalar(self, sql: str, params=()):
         return self.db.execute(sql, params).fetchone()[0]
@@ -602,22 +629,24 @@ class Index:
                 "verdict IS NULL", chunk)]
         return out
 
-    def naming(self, columns: str, source: str, where: str, params: Sequence, terms: List[str],
-               order: str = "", rid: str = "rid", doc: str = "doc", lazy: bool = False):
-        """The rows ``(*columns, document)`` of ``source`` (``FROM`` and joins) meeting ``where``
-        whose document names one of ``terms``, in ``order``: FTS5 finds them where the build
-        has it, else every document meeting ``where`` is scanned. ``lazy``: for a reader that
-        may stop early, SQLite walks ``order``'s index (``+`` keeps it from starting at the
-        matches and sorting them all first)."""
+    def naming(self, columns: str, source: str, where: str, params: Sequence,
+               *terms: List[str]):
+        """The rows ``(*columns, d.doc)`` of ``source`` (``FROM`` and joins, the document as
+        ``d.doc``, the card as ``c``) meeting ``where`` whose document names one of each list
+        of ``terms``: FTS5 finds them where the build has it, else every document meeting
+        ``where`` is scanned."""
+        if not all(terms):
+            return []
         if self.fts:
-            found = f"{'+' if lazy else ''}{rid} IN (SELECT rowid FROM cardterms WHERE " \
-                    "cardterms MATCH ?)"
-            extra = [" OR ".join(f'"{t}"' for t in terms)]  # terms are [a-z0-9]+
+            found = "c.rid IN (SELECT rowid FROM cardterms WHERE cardterms MATCH ?)"
+            extra = [" AND ".join("(" + " OR ".join(f'"{t}"' for t in each) + ")"
+                                  for each in terms)]  # terms are [a-z0-9]+
         else:
-            found = "(" + " OR ".join([f"instr({doc}, ?) > 0"] * len(terms)) + ")"
-            extra = keys_of(terms)
-        return self.db.execute(f"SELECT {columns}, {doc} {source} WHERE ({where}) AND {found} "
-                               f"{order}", [*params, *extra])
+            found = " AND ".join("(" + " OR ".join(["instr(d.doc, ?) > 0"] * len(each)) + ")"
+                                 for each in terms)
+            extra = [key for each in terms for key in keys_of(each)]
+        return self.db.execute(f"SELECT {columns}, d.doc {source} WHERE ({where or '1'}) AND "
+                               f"{found}", [*params, *extra])
 
     def surfaced(self, ids: Iterable[str]) -> Dict[str, int]:
         out: Dict[str, int] = {}
@@ -662,11 +691,6 @@ def frequencies(doc: str, keys: Sequence[str]) -> List[Optional[float]]:
         end = doc.find(" ", at)
         out.append(float(doc[at:end] if end >= 0 else doc[at:]))
     return out
-
-
-def inside(doc: str, term: str) -> bool:
-    """``search.coverage``'s partial hold: the term inside a longer word of the document."""
-    return term in doc and any(term in word and len(word) > len(term) for word in doc_terms(doc))
 
 
 def _wide(kind: str) -> str:
@@ -716,9 +740,8 @@ class _Apply:
         self.changed: set = set()       # cards with a new version in this run
         self.checks: dict = {}          # file -> model.LineCheck, as a full read checks lines
         self.rebuilding = False
-        self.left_pool: list = []  # (terms, in advice's pool, listed, length) as they were
+        self.left: list = []  # (terms, length) of listed cards as they were before this run
         self.score_views: Dict[str, tuple] = {}  # card id -> what its score is computed from
-        self.pooled: List[int] = []  # rows of advice's pool derived in this run (``_refs``)
 
     def run(self, rebuild: bool) -> None:
         self.rebuilding = rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()
@@ -950,21 +973,19 @@ class _Apply:
 
     def _stored(self, name: str, rid: str):
         """The folded record stored for ``rid`` and its card rowid; the first time a card is
-        touched in this run, its document leaves advice's pool statistics (``_derive``)."""
+        touched in this run, its document leaves the listed cards' term counts (``_derive``)."""
         if name == "recs":
             row = self.db.execute("SELECT data FROM recs WHERE id=?", (rid,)).fetchone()
             return (fastjson.loads(row[0]) if row else None), None
         if self.rebuilding and rid not in self.changed:
             return None, None  # the tables started empty: not stored yet
-        row = self.db.execute("SELECT c.rid, w.data, d.doc, c.pool, c.listed, c.doclen "
-                              "FROM cards c "
-                              "JOIN cardwide w "
-                              "ON w.rid = c.rid LEFT JOIN carddoc d ON d.rid = c.rid "
-                              "WHERE c.id=?", (rid,)).fetchone()
+        row = self.db.execute("SELECT c.rid, w.data, d.doc, c.listed, c.doclen FROM cards c "
+                              "JOIN cardwide w ON w.rid = c.rid LEFT JOIN carddoc d "
+                              "ON d.rid = c.rid WHERE c.id=?", (rid,)).fetchone()
         if row is None:
             return None, None
-        if rid not in self.changed and (row[3] or row[4]):
-            self.left_pool.append((doc_terms(row[2]), row[3], row[4], row[5] or 0.0))
+        if rid not in self.changed and row[3]:
+            self.left.append((doc_terms(row[2]), row[4] or 0.0))
             self.changed.add(rid)
         return fastjson.loads(row[1]), row[0]
 
@@ -986,19 +1007,10 @@ class _Apply:
     def _derive(self, signals: bool = True) -> None:
         """Columns of every card changed in this run: tokenized once, whatever its versions
         (without ``signals``: as if no signal named any card; ``_scored`` follows)."""
-        df = {"advice": Counter(), "list": Counter()}  # pool -> term -> change (counted in C)
-        sizes = {"advice": [0, 0.0], "list": [0, 0.0]}  # pool -> change of its cards, length
-        longest = 0.0
-        for terms, pool, listed, length in self.left_pool:
-            for name, member in (("advice", pool), ("list", listed)):
-                if member:
-                    df[name].subtract(iter(terms))
-                    sizes[name][0] -= 1
-                    sizes[name][1] -= length
-        moves = sum(1 for _, pool, _, _ in self.left_pool if pool)
-        slots = self._slots()
-        choose = self.rebuilding and self.ix.fts and not slots
-        pairs = reach.keyed(slots)
+        df, n, length = Counter(), 0, 0.0  # changes of the listed cards' term counts (in C)
+        for terms, size in self.left:
+            df.subtract(iter(terms))
+            n, length = n - 1, length - size
         ids = list(self.changed)
         if self.rebuilding:  # every card: in row order, so each table is written front to back
             ids = [cid for cid, in self.db.execute("SELECT id FROM cards ORDER BY rid")]
@@ -1008,155 +1020,39 @@ class _Apply:
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(f"SELECT c.id, c.rid, w.data FROM cards c JOIN cardwide w ON "
                                    f"w.rid = c.rid WHERE c.id IN ({marks})", chunk).fetchall()
-            narrow, wide, texts, docs, names = [], [], [], [], None
+            narrow, wide, texts, names = [], [], [], None
             for cid, row, data in rows:
                 columns = self._card_columns(fastjson.loads(data),
                                              counts.get(cid, {}) if signals else None)
                 view = columns.pop("_view")
                 if not signals:
                     self.score_views[cid] = view
-                columns["rankkey"] = _rank_key(columns, evidence.get(cid))
-                doc, tdoc, terms = columns.pop("doc"), columns.pop("tdoc"), columns.pop("_doc")
+                columns["rankkey"], columns["expires"] = _rank_key(columns, evidence.get(cid))
+                doc, terms = columns.pop("doc"), columns.pop("_doc")
                 names = names or list(columns)
                 narrow.append([*columns.values(), row])
-                wide.append((row, doc, tdoc))
+                wide.append((row, doc))
                 texts.append((row, " ".join(terms)))
-                docs.append(terms)
-                for name, member in (("advice", columns["pool"]), ("list", columns["listed"])):
-                    if member:
-                        df[name].update(iter(terms))
-                        sizes[name][0] += 1
-                        sizes[name][1] += columns["doclen"]
                 if columns["listed"]:
-                    longest = max(longest, columns["doclen"])
-                if columns["pool"]:
-                    moves += 1
-                    self.pooled.append(row)
+                    df.update(iter(terms))
+                    n, length = n + 1, length + columns["doclen"]
             if names:
-                if choose:  # a rebuild names the common terms from its first cards
-                    slots.update(self._choose(docs, [r[names.index("pool")] for r in narrow]))
-                    pairs, choose = reach.keyed(slots), False
-                at, most = names.index(reach.COLUMNS[0]), names.index("fmax")
-                for values, doc in zip(narrow, docs):
-                    values[at:at + len(reach.COLUMNS)] = reach.codes_of(doc, slots, pairs,
-                                                                        values[most])
                 self._terms(chunk, texts)
                 self.db.executemany(f"UPDATE cards SET {', '.join(f'{n}=?' for n in names)} "
                                     "WHERE rid=?", narrow)
                 self.db.execute(f"UPDATE cards SET verdict = (SELECT v.held FROM verdicts v "
                                 f"WHERE v.digest = cards.sdigest) WHERE id IN ({marks})", chunk)
-                self.db.executemany("INSERT INTO carddoc VALUES (?,?,?) ON CONFLICT(rid) DO UPDATE "
-                                    "SET doc = excluded.doc, tdoc = excluded.tdoc", wide)
-        self.db.executemany("INSERT INTO pooldf VALUES (?,?,?) ON CONFLICT(pool, term) "
-                            "DO UPDATE SET n = n + excluded.n",
-                            [(pool, t, n) for pool in df for t, n in df[pool].items() if n])
+                self.db.executemany("INSERT INTO carddoc VALUES (?,?) ON CONFLICT(rid) DO UPDATE "
+                                    "SET doc = excluded.doc", wide)
+        self.db.executemany("INSERT INTO termdf VALUES (?,?) ON CONFLICT(term) "
+                            "DO UPDATE SET n = n + excluded.n", [(t, k) for t, k in df.items() if k])
         self.dirty_cards.difference_update(ids)
-        for name, (n, length) in sizes.items():
-            self._count(f"{name}_n", n)
-            self._count(f"{name}_length", int(length))  # lengths are whole (weights are)
-        self.db.execute("INSERT INTO maxima VALUES ('list_longest', ?) ON CONFLICT(name) "
-                        "DO UPDATE SET n = max(n, excluded.n)", (int(longest),))
-        if moves:
-            self._count("pool", moves)
-        if self.ix.fts:
-            if not self.rebuilding:  # a rebuild's slots come from its first cards (``_choose``)
-                self._more_slots(slots, [t for t, n in df["advice"].items() if n > 0])
-            self._refs(moves)
+        self._count("list_n", n)
+        self._count("list_length", int(length))  # lengths are whole (weights are)
 
-    # --- what bounds a card's relevance (``reach``) -----------------------------------------------
-
-    def _maximum(self, name: str) -> int:
-        row = self.db.execute("SELECT n FROM maxima WHERE name = ?", (name,)).fetchone()
-        return row[0] if row else 0
-
-    def _count(self, name: str, n: int, add: bool = True) -> None:
-        self.db.execute("INSERT INTO maxima VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET n = "
-                        + ("n + excluded.n" if add else "excluded.n"), (name, n))
-
-    def _slots(self) -> Dict[str, int]:
-        return dict(self.db.execute("SELECT term, slot FROM vocab"))
-
-    def _choose(self, docs: List[List[str]], pool: List[int]) -> Dict[str, int]:
-        """The terms most of a rebuild's first cards hold (``reach.earns_slot`` among them)."""
-        held = Counter()
-        for terms, member in zip(docs, pool):
-            if member:
-                held.update(iter(terms))  # a document: count its terms once
-        n = sum(pool)
-        chosen = sorted((t for t, c in held.items() if reach.earns_slot(c, n)),
-                        key=lambda t: (-held[t], t))[:reach.SLOTS]
-        slots = {t: i for i, t in enumerate(chosen)}
-        self.db.executemany("INSERT INTO vocab VALUES (?, ?)", slots.items())
-        return slots
-
-    def _more_slots(self, slots: Dict[str, int], grown: List[str]) -> None:
-        """Give free slots to terms that just became common (``reach.NEW_SLOTS`` at a time;
-        only ``grown`` terms can have), setting their codes in the cards FTS5 finds holding
-        them, from the frequency their documents give: a term held by more than twice the
-        least is left to FTS5, so that no catch-up rewrites a large share of the cards."""
-        free = reach.SLOTS - len(slots)
-        grown = [t for t in grown if t not in slots]
-        if free <= 0 or not grown:
-            return
-        n = self._maximum("advice_n")
-        least = max(reach.MIN_DF, n / reach.SHARE)
-        found = []
-        for chunk in _chunks(grown):
-            found += self.db.execute(
-                f"SELECT term, n FROM pooldf WHERE pool = 'advice' AND n BETWEEN ? AND ? AND "
-                f"term IN ({','.join('?' * len(chunk))})", [least, 2 * least, *chunk]).fetchall()
-        for term, _ in sorted(found, key=lambda row: (-row[1], row[0]))[:min(free,
-                                                                            reach.NEW_SLOTS)]:
-            slot = len(slots)
-            slots[term] = slot
-            self.db.execute("INSERT INTO vocab VALUES (?, ?)", (term, slot))
-            column, shift = reach.setting(slot)
-            key = keys_of([term])[0]
-            self.db.execute(
-                f"UPDATE cards SET {column} = {column} | (min({reach.MOST}, (SELECT CAST(substr("
-                f"d.doc, instr(d.doc, ?) + {len(key)}, 24) AS INTEGER) FROM carddoc d WHERE "
-                f"d.rid = cards.rid)) << {shift}) WHERE rid IN (SELECT rowid FROM cardterms "
-                "WHERE cardterms MATCH ?)", (key, f'"{term}"'))
-
-    def _refs(self, moves: int) -> None:
-        """The title scores (``reach.title_reach``) of the pool's cards derived in this run, and
-        of ``reach.REFRESH`` more in row order from where the last catch-up stopped, so that no
-        card's bound drifts far from its score; a rebuild scores every card of the pool."""
-        if self.rebuilding:
-            rids = self.pooled
-        elif moves:
-            cursor = self._maximum("refcursor")
-            more = [r for r, in self.db.execute(
-                "SELECT rid FROM cards WHERE pool = 1 AND rid > ? ORDER BY rid LIMIT ?",
-                (cursor, reach.REFRESH))]
-            if len(more) < reach.REFRESH:  # round again from the start
-                more += [r for r, in self.db.execute(
-                    "SELECT rid FROM cards WHERE pool = 1 AND rid <= ? ORDER BY rid LIMIT ?",
-                    (cursor, reach.REFRESH - len(more)))]
-            self._count("refcursor", more[-1] if more else 0, add=False)
-            rids = sorted(set(self.pooled).union(more))
-        else:
-            return
-        version = self._maximum("pool")
-        n, total = self.ix.pool("advice")
-        avg = reach.average(n, total)
-        known: Dict[str, Tuple[float, float]] = {}
-
-        def weight(term: str) -> Tuple[float, float]:
-            if term not in known:
-                row = self.db.execute("SELECT n FROM pooldf WHERE pool = 'advice' AND term = ?",
-                                      (term,)).fetchone()
-                df = row[0] if row else 0
-                known[term] = (reach.idf(n, df), 1 / (df + 0.5))
-            return known[term]
-        for chunk in _chunks(rids):
-            marks = ",".join("?" * len(chunk))
-            self.db.executemany(
-                "UPDATE cards SET ref=?, refg=?, refr=?, refver=?, refavg=? WHERE rid=?",
-                [(*reach.title_reach(length, fastjson.loads(tdoc), avg, weight), version, avg,
-                  rid) for rid, length, tdoc in self.db.execute(
-                    f"SELECT c.rid, c.doclen, d.tdoc FROM cards c JOIN carddoc d ON "
-                    f"d.rid = c.rid WHERE c.rid IN ({marks}) AND c.pool = 1", chunk).fetchall()])
+    def _count(self, name: str, n: int) -> None:
+        self.db.execute("INSERT INTO maxima VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET "
+                        "n = n + excluded.n", (name, n))
 
     def _terms(self, ids: List[str], texts: List[Tuple[int, str]]) -> None:
         """Keep ``cardterms`` (when there is one) in step with new documents: a contentless
@@ -1179,7 +1075,6 @@ class _Apply:
         fields = _score_fields(card)
         points, ready = (None, None) if counts is None else _score(fields, counts)
         doc = search.document(card)
-        title = list(dict.fromkeys(search.tokenize(str(card.get("title") or ""))))
         return {"ts": ts, "status": status, "skill": skill,
                 "scope": scope, "raw_status": raw_status, "origin": origin, "tags": tags,
                 "dkey": dedup_key(card),
@@ -1189,9 +1084,7 @@ class _Apply:
                 "listed": int(status is None or status not in model.HIDDEN_STATUSES),
                 "first": str(card.get("_first_ts") or card.get("ts") or ""),
                 "last_seen": str(card.get("last_seen") or ""),
-                "tdoc": fastjson.dumps([[w, doc[w]] for w in title]), "_doc": doc,
-                "least": item_floor(card), **dict.fromkeys(reach.COLUMNS, 0),
-                "fmax": max(doc.values(), default=0.0),
+                "_doc": doc, "least": item_floor(card),
                 "sdigest": content.digest(card), "sok": int(content.accepted(card)),
                 "_view": fields}  # what ``_scored`` scores it from
 
@@ -1217,9 +1110,9 @@ class _Apply:
             rows = self.db.execute(
                 "SELECT id, rid, raw_status, pool, base, first, last_seen FROM cards "
                 f"WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
-            self.db.executemany("UPDATE cards SET rankkey=? WHERE rid=?", [
-                (_rank_key({"raw_status": status, "pool": pool, "base": base, "first": first,
-                            "last_seen": seen}, evidence.get(cid)), rid)
+            self.db.executemany("UPDATE cards SET rankkey=?, expires=? WHERE rid=?", [
+                (*_rank_key({"raw_status": status, "pool": pool, "base": base, "first": first,
+                             "last_seen": seen}, evidence.get(cid)), rid)
                 for cid, rid, status, pool, base, first, seen in rows])
 
     def _upsert(self, table: str, rid: str, columns: dict) -> int:
@@ -1260,12 +1153,15 @@ def _score(fields: tuple, counts: Dict[str, int]) -> Tuple[int, int]:
     return score.score(view, counts)[0], int(score.backport_ready(view, counts))
 
 
-def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]) -> Optional[float]:
-    """advice's rank key (``topk.rank_key``) from a card's columns; NULL outside its pool."""
+def _rank_key(columns: dict, ev: Optional[lifecycle.Evidence]
+              ) -> Tuple[Optional[float], Optional[float]]:
+    """advice's rank key (``topk.rank_key``) from a card's columns, and when its confidence
+    falls below the floor for good (``topk.expiry``); NULL outside its pool."""
     if not columns["pool"]:
-        return None
+        return None, None
     last = max(columns["last_seen"], columns["first"], ev.last if ev is not None else "")
-    return topk.rank_key(columns["raw_status"], columns["base"], ev, last)
+    key = topk.rank_key(columns["raw_status"], columns["base"], ev, last)
+    return key, (None if key is None else topk.expiry(columns["base"], ev, last))
 
 
 def item_floor(card: dict) -> int:

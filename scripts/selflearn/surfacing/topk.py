@@ -3,8 +3,9 @@
 Owns the constants of ``priority = relevance x confidence x recency x status weight x
 (1 + ESCALATION x violations)``, the rank key the derived index stores per card (log2 of an
 upper bound of that priority, plus its last evidence time in half-lives: ordering by it is
-ordering by the bound at any moment) and ``walk``: the k best of rows read in key order,
-stopping once no unread row can reach the k-th. Must not import advice, storeindex or cli.
+ordering by the bound at any moment), when a card's confidence expires, and ``walk``: the k
+best of rows read in key order, stopping once no unread row can reach the k-th. Must not
+import advice, storeindex or cli.
 """
 
 import heapq
@@ -54,6 +55,21 @@ def rank_key(status, base: float, ev: Optional[lifecycle.Evidence], last: str) -
         return None
     cap = min(1.0, c + CONF_SLACK) * weight * (1 + ESCALATION * violations)
     return math.log2(cap) + stamp / HALF_LIFE
+
+
+def expiry(base: float, ev: Optional[lifecycle.Evidence], last: str) -> Optional[float]:
+    """When the card's confidence falls below MIN_CONFIDENCE for good (it decays by whole weeks
+    since ``last``, ``lifecycle.confidence_at``), a second late so a rounded clock never drops
+    a card early; None when it never does (a violated card is kept below the floor). Advice
+    skips expired cards in SQL: a store whose lessons have all gone stale reads none of them."""
+    stamp = epoch(last)
+    if (ev is not None and ev.violated) or not stamp:
+        return None
+    c, decay = lifecycle.undecayed(base, ev), lifecycle.DECAY_PER_WEEK
+    weeks = max(0, int((c - MIN_CONFIDENCE) / decay) - 1)
+    while round(max(0.0, min(1.0, c - decay * weeks)), 3) >= MIN_CONFIDENCE:
+        weeks += 1
+    return stamp + weeks * 7 * lifecycle.DAY + 1.0
 
 
 _DAYS: Dict[str, float] = {}  # "YYYY-MM-DD" -> its midnight, as model.parse_ts reads it
@@ -109,37 +125,6 @@ def walk(rows: Iterable[tuple], key_of: Callable[[tuple], float],
             heapq.heappush(pending, (-ranked[0], ranked[1], n, ranked[2]))
     while pending:
         yield heapq.heappop(pending)[3]
-
-
-def walk_reached(rows: Iterable[tuple], key_of: Callable[[tuple], float],
-                 reach_of: Callable[[tuple], float],
-                 rank_of: Callable[[tuple], Optional[Tuple[float, str, object]]],
-                 ceiling: Callable[[float], float]) -> Iterator[object]:
-    """``walk`` for rows that carry a bound of their own (``reach_of``: at least the row's
-    priority) besides their key's ``ceiling``: a row is ranked (``rank_of``, which may read
-    more) only once its bound could beat the next item, so rows that cannot are never read.
-    Items come in ``walk``'s order: best priority first, then id."""
-    pending: List[Tuple[float, str, int, object]] = []  # ranked, best first
-    waiting: List[Tuple[float, int, tuple]] = []  # not ranked yet, highest bound first
-
-    def settle(limit: float) -> Iterator[object]:
-        """Yield what no unread row (all below ``limit``) nor waiting one can beat."""
-        while True:
-            bound = -waiting[0][0] if waiting else None
-            best = -pending[0][0] if pending else None
-            if bound is not None and bound >= limit and (best is None or bound >= best):
-                _, n, row = heapq.heappop(waiting)
-                ranked = rank_of(row)
-                if ranked is not None:
-                    heapq.heappush(pending, (-ranked[0], ranked[1], n, ranked[2]))
-            elif best is not None and best > limit and (bound is None or best > bound):
-                yield heapq.heappop(pending)[3]
-            else:
-                return
-    for n, row in enumerate(rows):
-        yield from settle(ceiling(key_of(row)))
-        heapq.heappush(waiting, (-reach_of(row), n, row))
-    yield from settle(-math.inf)
 
 
 class Replay:
