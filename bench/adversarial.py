@@ -1584,7 +1584,12 @@ def run_rendering2(case, keep):
             if rec.rc != 0:
                 notes.append(f"record refused: {_short(rec.stderr, 120)}")
         if case.get("distill"):
-            sb.cli(["distill"])
+            res = sb.cli(["distill", "--format", "json"])
+            try:
+                acts = [r.get("action") for r in json.loads(res.stdout).get("results", [])]
+            except (ValueError, AttributeError, TypeError):
+                acts = [f"exit {res.rc}"]
+            notes.append("distill: " + (", ".join(map(str, acts)) if acts else "no episode"))
         for i, sess in enumerate(case.get("hooks_sessions") or []):
             run_session(sb, {"tools": sess["tools"], "agent": sess.get("agent", "claude"),
                              "session_id": f"{case['id']}-h{i}"})
@@ -1614,10 +1619,16 @@ def run_rendering2(case, keep):
             sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids)])
             sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids), "--apply"])
         if case.get("apply_proposals"):
-            for pid in pending_proposals(sb, case["apply_proposals"]):
+            pending = pending_proposals(sb, case["apply_proposals"])
+            for pid in pending:
                 res = sb.cli(["proposals", "apply", "--id", pid])
                 if res.rc != 0:
                     notes.append(f"proposals apply refused: {_short(res.stderr, 120)}")
+            notes.append(f"{len(pending)} proposal(s) pending before apply")
+        asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
+        if case.get("setup"):
+            notes.append(f"the Stop hook asked {len(asks)} time(s)"
+                         + (f"; {sum('(withheld' in r.stdout for r in asks)} with a withheld quote" if asks else ""))
         sb.cli(["index"])
         sb.cli(["report"])
         sb.cli(["feedback"])
