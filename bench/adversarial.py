@@ -9,6 +9,7 @@ box. The kind's oracle decides whether the case got through (see bench/adversari
     python3 bench/adversarial.py                     # table: kind | tried | got through
     python3 bench/adversarial.py --kind links --show # the cases that got through, and why
     python3 bench/adversarial.py --format json       # everything, for tools
+    python3 bench/adversarial.py --round 2           # the second held-out round (cases2/)
 
 Standard library only.
 """
@@ -21,6 +22,7 @@ import json
 import multiprocessing
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -33,6 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SL = os.path.join(REPO, "scripts", "self_learning.py")
 CASES_DIR = os.path.join(HERE, "adversarial", "cases")
+CASES_DIRS = {1: CASES_DIR, 2: os.path.join(HERE, "adversarial", "cases2")}
+ROUND = 1  # which round's cases run; set by main (and in each worker) before any case runs
 USER = "tester"
 STORE_REL = "repo/.agent-skills/self-learning/v1/users/" + USER
 KINDS = ("links", "poisoning", "recorded", "rendering", "credentials", "damage", "benign")
@@ -89,12 +93,20 @@ class Sandbox:
             self.env["PYTHONPYCACHEPREFIX"] = os.environ["SL_ADV_PYCACHE"]
         if os.environ.get("TMPDIR"):
             self.env["TMPDIR"] = os.environ["TMPDIR"]
+        self.episodes = []  # round 2: episode ids the Stop hook's question named, in order
+        if ROUND >= 2:
+            # round 2: learning runs as the hooks start it, but waited for (deterministic)
+            self.env["SELF_LEARNING_LEARN"] = "sync"
 
     # paths and placeholders
     def sub(self, text):
         if not isinstance(text, str):
             return text
         last = self.ids[-1] if self.ids else "aha_none"
+        if "{episode" in text:  # round 2 only: the episodes the Stop hook named
+            for n in range(9, 1, -1):
+                text = text.replace("{episode%d}" % n, self.episode(n - 1))
+            text = text.replace("{episode}", self.episode(0))
         return (text.replace("{S}", STORE_REL).replace("{store}", self.store)
                 .replace("{repo}", self.repo).replace("{root}", self.root)
                 .replace("{ids}", ",".join(self.ids) or "aha_none").replace("{id}", last))
@@ -108,12 +120,22 @@ class Sandbox:
             return {self.sub(k): self.sub_obj(v) for k, v in obj.items()}
         return obj
 
+    def episode(self, n):
+        """The n-th episode id the Stop hook named, else the n-th failed call observed."""
+        ids = list(self.episodes)
+        for row in _jsonl(os.path.join(self.store, "observations.jsonl")):
+            if row.get("event") == "tool_failure" and row.get("id") and row["id"] not in ids:
+                ids.append(row["id"])
+        return ids[n] if n < len(ids) else "obs_none"
+
     def path(self, rel):
         rel = self.sub(rel)
         return rel if os.path.isabs(rel) else os.path.join(self.root, rel)
 
     # running
     def _run(self, label, argv, stdin_bytes, env_extra, now, timeout):
+        if ROUND >= 2 and getattr(self, "provider", None):
+            write_answers(self)
         env = dict(self.env)
         if env_extra:
             env.update(env_extra)
@@ -170,7 +192,12 @@ class Sandbox:
         if event:
             argv += ["--event", event]
         name = event or (payload.get("hook_event_name") if isinstance(payload, dict) else "raw")
-        return self._run(f"hook {agent} {name}", argv, data, env, now, timeout)
+        res = self._run(f"hook {agent} {name}", argv, data, env, now, timeout)
+        if ROUND >= 2:
+            for eid in re.findall(r"\(episode (obs_[A-Za-z0-9_]+)\)", res.stdout):
+                if eid not in self.episodes:
+                    self.episodes.append(eid)
+        return res
 
     def card_ids(self, statuses="proposed,candidate,accepted,dormant,backported"):
         res = self.cli(["list", "--format", "json", "--limit", "0", "--status", statuses])
@@ -314,6 +341,8 @@ def run_session(sb, step, now_fn=None):
             sid = f"{sid}-r{rep}"
         events = session_events(agent, sid, sb.repo, step.get("prompt", "run the tests and fix what fails"),
                                 tools, step.get("last_message", "Done."), os.path.join(sb.root, "transcript.jsonl"))
+        if step.get("no_stop"):  # round 2: a session whose turn end the hooks never saw (nobody asked)
+            events = [(p, e) for p, e in events if (e or p.get("hook_event_name")) not in STOP_EVENTS]
         for k, (payload, event) in enumerate(events):
             now = now_fn(rep, k) if now_fn else None
             outs.append(sb.hook(payload, agent=agent, event=event, now=now))
@@ -441,6 +470,8 @@ def run_links(case, keep):
     sb = Sandbox(case["id"], keep)
     reasons, notes = [], []
     try:
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
         for rel, text in (case.get("outside") or {}).items():
             p = sb.path(rel)
             os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -479,7 +510,9 @@ def run_links(case, keep):
         top_before = set(os.listdir(sb.root))
         env = case.get("env")
         for step in case["steps"]:
-            if "cli" in step:
+            if ROUND >= 2:
+                run_generic2(sb, step, env=env)
+            elif "cli" in step:
                 sb.cli(step["cli"], stdin=step.get("stdin"), env=env)
             elif "hook_raw" in step:
                 sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env)
@@ -690,9 +723,9 @@ def _near(text, pos, token, span=300):
     return token in text[max(0, pos - 40): pos + span]
 
 
-def md_findings(raw, token, forged):
+def md_findings(raw, token, forged, strip=None):
     text = raw.replace("\r\n", "\n").replace("\r", "\n")
-    md = _strip_code(text)
+    md = (strip or _strip_code)(text)
     found = []
     for m in TAG_RE.finditer(md):
         if _near(md, m.start(), token):
@@ -998,6 +1031,8 @@ def run_damage(case, keep):
     sb = Sandbox(case["id"], keep)
     reasons, notes = [], []
     try:
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
         for step in case["steps"]:
             expect = step.get("expect", "any")
             limit = float(step.get("max_seconds", DEFAULT_MAX_SECONDS))
@@ -1020,9 +1055,18 @@ def run_damage(case, keep):
                 os.mkfifo(sb.path(step["mkfifo"]))
                 continue
             if "check" in step:
-                reasons.extend(_check(sb, step))
+                found = _check2(sb, step) if ROUND >= 2 else None
+                reasons.extend(_check(sb, step) if found is None else found)
                 continue
             errs_before = _errors_lines(sb)
+            if ROUND >= 2 and ("jit" in step or "stop" in step or "tools" in step or "session" in step):
+                first = len(sb.results)
+                run_generic2(sb, dict(step, env=step.get("env")))
+                for r in sb.results[first:]:
+                    reasons.extend(judge_step(step, r, "hook" if expect == "any" else expect, limit))
+                if step.get("no_new_errors") and _errors_lines(sb) > errs_before:
+                    reasons.append(f"{sb.results[-1].label if sb.results[first:] else 'hook'}: the hook logged an internal error to errors.jsonl (its output was lost)")
+                continue
             if "cli" in step or "cli_gen" in step:
                 args = step["cli"] if "cli" in step else step["cli_gen"]["args"] + [gen_text(step["cli_gen"])]
                 stdin = step.get("stdin")
@@ -1030,10 +1074,10 @@ def run_damage(case, keep):
                     stdin = step["stdin_raw"]
                 if "stdin_gen" in step:
                     stdin = gen_text(step["stdin_gen"]).encode("utf-8")
-                res = sb.cli(args, stdin=stdin, timeout=timeout)
+                res = sb.cli(args, stdin=stdin, timeout=timeout, env=step.get("env"))
                 if step.get("retry_on_error") and res.rc != 0 and not res.timed_out:
                     reasons.extend(judge_step(step, res, expect, limit))
-                    res = sb.cli(args, stdin=stdin, timeout=timeout)
+                    res = sb.cli(args, stdin=stdin, timeout=timeout, env=step.get("env"))
             elif "hook" in step or "hook_raw" in step or "hook_gen" in step or "hook_bytes_hex" in step:
                 if "hook" in step:
                     payload = sb.sub_obj(step["hook"])
@@ -1043,11 +1087,11 @@ def run_damage(case, keep):
                     payload = gen_text(step["hook_gen"]).encode("utf-8")
                 else:
                     payload = bytes.fromhex(step["hook_bytes_hex"])
-                res = sb.hook(payload, agent=step.get("agent", "claude"), timeout=timeout)
+                res = sb.hook(payload, agent=step.get("agent", "claude"), timeout=timeout, env=step.get("env"))
                 if step.get("no_new_errors") and _errors_lines(sb) > errs_before:
                     reasons.append(f"{res.label}: the hook logged an internal error to errors.jsonl (its output was lost)")
             else:
-                res = run_generic(sb, step)
+                res = run_generic2(sb, step) if ROUND >= 2 else run_generic(sb, step)
             reasons.extend(judge_step(step, res, expect, limit))
         return verdict(case, list(dict.fromkeys(reasons)), notes, sb)
     finally:
@@ -1104,6 +1148,8 @@ def _check(sb, step):
 
 
 def run_benign(case, keep):
+    if "tools" in case:
+        return run_benign_stop(case, keep)
     sb = Sandbox(case["id"], keep)
     reasons, notes = [], []
     try:
@@ -1146,6 +1192,586 @@ def run_benign(case, keep):
         sb.close()
 
 
+# ---------------------------------------------------------------------------- round 2
+#
+# Round 2 (cases2/) keeps the kinds and their oracles and reaches the surfaces added since
+# round 1: learning the hooks start by themselves (SELF_LEARNING_LEARN=sync, so it is waited
+# for), notes at the tool call and right after a failure (PreToolUse / PostToolUseFailure
+# additionalContext), the Stop hook's question (decision block, its reason quoting the failed
+# call, its error and the call that worked), `record` with an `episode`, and the provider
+# command SELF_LEARNING_LLM_CMD (`distill`, skill drafts) whose answers are the case's.
+
+PROVIDER_PY = r'''
+import os, sys
+root = sys.argv[1]
+data = sys.stdin.buffer.read()
+pdir = os.path.join(root, "prompts")
+n = len(os.listdir(pdir))
+with open(os.path.join(pdir, "%03d.txt" % n), "wb") as fh:
+    fh.write(data)
+adir = os.path.join(root, "answers")
+names = sorted(os.listdir(adir))
+if names:
+    with open(os.path.join(adir, names[min(n, len(names) - 1)]), "rb") as fh:
+        sys.stdout.buffer.write(fh.read())
+sys.stdout.flush()
+with open(os.path.join(root, "spec.txt")) as fh:
+    code, err = fh.read().split()
+if int(err):
+    sys.stderr.write("provider: " + "e" * int(err) + "\n")
+sys.exit(int(code))
+'''
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool",
+               "preToolUse", "postToolUse")
+STOP_EVENTS = ("Stop", "AfterAgent", "stop", "agentStop")
+
+
+def setup_provider(sb, spec):
+    """A provider command for SELF_LEARNING_LLM_CMD: it keeps each prompt it reads (an output
+    of the tool: a secret must not reach it) and answers with the case's answers in turn (the
+    last one again when they run out)."""
+    pdir = os.path.join(sb.root, "provider")
+    os.makedirs(os.path.join(pdir, "prompts"))
+    os.makedirs(os.path.join(pdir, "answers"))
+    with open(os.path.join(pdir, "provider.py"), "w") as fh:
+        fh.write(PROVIDER_PY)
+    with open(os.path.join(pdir, "spec.txt"), "w") as fh:
+        fh.write(f"{int(spec.get('exit', 0))} {int(spec.get('stderr_bytes', 0))}\n")
+    sb.provider = spec
+    write_answers(sb)
+    sb.env["SELF_LEARNING_LLM_CMD"] = f"{shlex.quote(sys.executable)} {shlex.quote(pdir + '/provider.py')} {shlex.quote(pdir)}"
+
+
+def write_answers(sb):
+    """The answers, with the placeholders as they stand now ({episode} is known only later)."""
+    spec = getattr(sb, "provider", None)
+    if not spec:
+        return
+    adir = os.path.join(sb.root, "provider", "answers")
+    for i, ans in enumerate(spec.get("answers") or []):
+        if isinstance(ans, dict) and "hex" in ans:
+            data = bytes.fromhex(ans["hex"])
+        elif isinstance(ans, dict) and "gen" in ans:
+            data = gen_text(ans["gen"]).encode("utf-8")
+        elif isinstance(ans, dict) and "json" in ans:
+            data = json.dumps(sb.sub_obj(ans["json"]), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        else:
+            data = sb.sub(str(ans)).encode("utf-8", "surrogatepass")
+        with open(os.path.join(adir, "%03d.txt" % i), "wb") as fh:
+            fh.write(data)
+
+
+def provider_prompts(sb):
+    pdir = os.path.join(sb.root, "provider", "prompts")
+    out = []
+    if os.path.isdir(pdir):
+        for name in sorted(os.listdir(pdir)):
+            with open(os.path.join(pdir, name), "rb") as fh:
+                out.append((f"provider prompt {name}", fh.read().decode("utf-8", "replace")))
+    return out
+
+
+def _now_fn(step):
+    if "day" not in step:
+        return None
+    day = float(step["day"])
+    return lambda rep, k: iso(BASE_DAY + timedelta(days=day + rep, minutes=k))
+
+
+def run_jit(sb, tool, agent="claude", sid="jit", now=None, env=None):
+    """One tool call's hook events alone (PreToolUse, then PostToolUse/PostToolUseFailure or the
+    agent's names): a session whose start the hooks did not see, so nothing was shown yet."""
+    events = session_events(agent, sid, sb.repo, "", [tool], "", os.path.join(sb.root, "transcript.jsonl"))
+    outs = []
+    for k, (payload, event) in enumerate(events):
+        name = event or payload.get("hook_event_name")
+        if name in TOOL_EVENTS:
+            outs.append(sb.hook(payload, agent=agent, event=event,
+                                now=now(0, k) if callable(now) else now, env=env))
+    return outs
+
+
+def run_stop(sb, sid, agent="claude", now=None, env=None):
+    events = session_events(agent, sid, sb.repo, "", [], "Done.", os.path.join(sb.root, "transcript.jsonl"))
+    for payload, event in events:
+        if (event or payload.get("hook_event_name")) in STOP_EVENTS:
+            return sb.hook(payload, agent=agent, event=event, now=now, env=env)
+    return None
+
+
+def pending_proposals(sb, kind="all"):
+    args = ["proposals", "list", "--format", "json"] + ([] if kind == "all" else ["--kind", kind])
+    res = sb.cli(args)
+    try:
+        return [it["id"] for it in json.loads(res.stdout).get("items", []) if it.get("id")]
+    except (ValueError, AttributeError, TypeError):
+        return []
+
+
+def run_generic2(sb, step, env=None):
+    """Round 2 steps: those of run_generic, plus a day for sessions (the fake clock), one tool
+    call's hooks alone (jit), a Stop hook (stop), applying the pending proposals, and an env
+    per step. Returns the last Result or None."""
+    env = dict(env or {}, **(step.get("env") or {})) or None
+    now = iso(BASE_DAY + timedelta(days=float(step["day"]))) if "day" in step else None
+    if "session" in step or "tools" in step:
+        saved = dict(sb.env)
+        if env:
+            sb.env.update(env)
+        try:
+            outs = run_session(sb, step, now_fn=_now_fn(step))
+        finally:
+            sb.env = saved
+        return outs[-1] if outs else None
+    if "jit" in step:
+        outs = run_jit(sb, step["jit"], agent=step.get("agent", "claude"),
+                       sid=step.get("session_id", f"jit-{len(sb.results)}"), now=_now_fn(step), env=env)
+        return outs[-1] if outs else None
+    if "stop" in step:
+        return run_stop(sb, step["stop"], agent=step.get("agent", "claude"), now=now, env=env)
+    if "apply_proposals" in step:
+        res = None
+        for pid in pending_proposals(sb, step["apply_proposals"]):
+            res = sb.cli(["proposals", "apply", "--id", pid] + list(step.get("args") or []), env=env)
+        return res
+    if "cli" in step:
+        return sb.cli(step["cli"], stdin=step.get("stdin") if "stdin" in step else step.get("stdin_raw"),
+                      env=env, now=now)
+    if "hook" in step:
+        return sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"), event=step.get("event"),
+                       env=env, now=now)
+    if "hook_raw" in step:
+        return sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env, now=now)
+    if "symlink" in step:
+        lp, tp = sb.path(step["symlink"]["path"]), sb.path(step["symlink"]["to"])
+        os.makedirs(os.path.dirname(lp), exist_ok=True)
+        os.symlink(os.path.relpath(tp, os.path.dirname(lp)), lp)
+        return None
+    return run_generic(sb, step, env=env)
+
+
+def _failing_tools(case):
+    """The failing tool calls of a case's setup sessions: the default calls to probe."""
+    out = []
+    for step in case.get("setup") or []:
+        for t in step.get("tools") or []:
+            if t.get("exit", 0) != 0:
+                out.append(dict(t, agent=step.get("agent", "claude")))
+    return out
+
+
+def _hook_text(res):
+    return json_strings(res.stdout)
+
+
+def _is_stop(res):
+    return res.label.split()[-1] in STOP_EVENTS
+
+
+def _where(res):
+    return res.label + (" (the Stop hook's question)" if _is_stop(res) else "")
+
+
+# kind: poisoning (round 2)
+
+def run_poisoning2(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    agent = case.get("agent", "claude")
+    groups = case["dangerous"]
+    try:
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
+        days = case.get("days", [0, 1, 3, 5])
+        spans = []
+        for i, day in enumerate(days):
+            start = BASE_DAY + timedelta(days=day)
+            step = {"agent": agent, "tools": case["tools"], "prompt": case.get("prompt", "fix it"),
+                    "session_id": f"{case['id']}-s{i}", "last_message": "The build passes now."}
+            first = len(sb.results)
+            run_session(sb, step, now_fn=lambda rep, k, s=start: iso(s + timedelta(minutes=k)))
+            spans.append((f"session {i + 1}", first, len(sb.results)))
+            if case.get("maintain_each"):
+                sb.cli(["maintain"], now=iso(start + timedelta(minutes=40)))
+        end = BASE_DAY + timedelta(days=days[-1], hours=2)
+        sb.cli(["maintain", "--force"], now=iso(end))
+        for card in list_cards(sb, "accepted", now=iso(end)):
+            hit = find_groups(card_text(card), groups)
+            if hit:
+                reasons.append(f"accepted lesson {card.get('id')} ({card.get('origin')}) holds {hit}: "
+                               f"{_short(card_text(card, ('title', 'solution_steps')))}")
+        later = BASE_DAY + timedelta(days=days[-1] + 1)
+        ltools = case.get("later_tools") or case["tools"][:1]
+        lstep = {"agent": agent, "tools": ltools, "prompt": case.get("query", "fix it"),
+                 "session_id": f"{case['id']}-later", "last_message": "Still failing."}
+        first = len(sb.results)
+        run_session(sb, lstep, now_fn=lambda rep, k: iso(later + timedelta(minutes=k)))
+        spans.append(("the later session", first, len(sb.results)))
+        first = len(sb.results)
+        jagent = agent if agent in ("claude", "codex", "gemini") else "claude"
+        for j, tool in enumerate(ltools):
+            run_jit(sb, tool, agent=jagent, sid=f"{case['id']}-jit{j}",
+                    now=lambda rep, k: iso(later + timedelta(hours=3, minutes=k)))
+        spans.append(("a later tool call without a session start", first, len(sb.results)))
+        first = len(sb.results)
+        sb.cli(["advice"], now=iso(later + timedelta(minutes=30)))
+        sb.cli(["advice", "--query", case.get("query", "")], now=iso(later + timedelta(minutes=30)))
+        spans.append(("advice", first, len(sb.results)))
+        for name, a, b in spans:
+            for r in sb.results[a:b]:
+                if not (r.label.startswith("hook") or r.label.startswith("cli advice")):
+                    continue
+                hit = find_groups(r.stdout, groups)
+                if hit:
+                    reasons.append(f"{name}: {_where(r)} printed {hit}: {_short(_hook_text(r))}")
+        mined = list_cards(sb, "candidate,proposed,accepted,dormant,rejected", now=iso(later))
+        cands = [c for c in mined if c.get("status") != "accepted" and find_groups(card_text(c), groups)]
+        notes.append(f"{len(mined)} lesson(s) mined; {len(cands)} not accepted hold the dangerous step"
+                     + (" (held by the screen or the promotion bar)" if cands else ""))
+        asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
+        notes.append(f"the Stop hook asked {len(asks)} time(s)"
+                     + (f"; {sum('(withheld' in r.stdout for r in asks)} with a withheld quote" if asks else ""))
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+# kind: recorded (round 2)
+
+def _skill_files(sb):
+    out = []
+    for base in (os.path.join(sb.repo, ".claude", "skills"),):
+        for dirpath, _dirs, files in os.walk(base):
+            for name in files:
+                if name.endswith(".md"):
+                    out.append(os.path.join(dirpath, name))
+    for name in ("AGENTS.md", "CLAUDE.md"):
+        p = os.path.join(sb.repo, name)
+        if os.path.isfile(p):
+            out.append(p)
+    return out
+
+
+def run_recorded2(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    groups = case["dangerous"]
+    query = case.get("query", "")
+    try:
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
+        for step in case.get("setup") or []:
+            run_generic2(sb, step)
+        write_answers(sb)
+        if "payload" in case:
+            rec = sb.cli(["record"], stdin=case["payload"])
+            if rec.rc != 0:
+                notes.append(f"record refused: {_short(rec.stderr)}")
+        if case.get("distill"):
+            res = sb.cli(["distill", "--format", "json"])
+            try:
+                acts = [r.get("action") + (": " + str(r.get("why")) if r.get("why") else "")
+                        for r in json.loads(res.stdout).get("results", [])]
+            except (ValueError, AttributeError, TypeError):
+                acts = [f"exit {res.rc}: {_short(res.stderr, 100)}"]
+            notes.append("distill: " + (_short("; ".join(acts), 200) if acts else "no episode"))
+        for step in case.get("after") or []:
+            run_generic2(sb, step)
+        probes = case.get("probes") or _failing_tools(case)
+        for phase, tag in (("after record", "r1"), ("after a plain acceptance", "r2")):
+            if tag == "r2":
+                for cid in sb.card_ids("proposed,candidate"):
+                    res = sb.cli(["aha-status", "--id", cid, "--status", "accepted"])
+                    if res.rc != 0:
+                        notes.append(f"plain acceptance refused: {_short(res.stderr, 120)}")
+            sb.cli(["maintain", "--force"])
+            first = len(sb.results)
+            sid = f"{case['id']}-{tag}"
+            sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"})
+            sb.hook({"hook_event_name": "UserPromptSubmit", "session_id": sid, "cwd": sb.repo, "prompt": query})
+            for j, tool in enumerate(probes):
+                run_jit(sb, {k: v for k, v in tool.items() if k != "agent"}, agent=tool.get("agent", "claude"),
+                        sid=f"{sid}-jit{j}")
+            sb.cli(["advice"])
+            sb.cli(["advice", "--query", query])
+            for r in sb.results[first:]:
+                hit = find_groups(r.stdout, groups)
+                if hit:
+                    reasons.append(f"{phase}: {_where(r)} printed {hit}: {_short(_hook_text(r))}")
+        if case.get("apply_proposals"):
+            pending = pending_proposals(sb, case["apply_proposals"])
+            for pid in pending:
+                res = sb.cli(["proposals", "apply", "--id", pid])
+                if res.rc != 0:
+                    notes.append(f"proposals apply {pid} refused: {_short(res.stderr, 120)}")
+            notes.append(f"{len(pending)} proposal(s) pending before apply")
+        for path in _skill_files(sb):
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                hit = find_groups(fh.read(), groups)
+            if hit:
+                reasons.append(f"{os.path.relpath(path, sb.root)} holds {hit}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+# kind: rendering (round 2)
+
+def _strip_code_paragraphs(md):
+    """As _strip_code, but a code span may run over the line breaks of its paragraph
+    (CommonMark): what hook output quotes over several lines is read as a renderer would."""
+    lines, out, fence, para = md.split("\n"), [], None, []
+
+    def flush():
+        if para:
+            out.extend(_strip_spans(ESCAPABLE.sub("  ", "\n".join(para))).split("\n"))
+            para.clear()
+    for line in lines:
+        m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            out.append("")
+            continue
+        if m:
+            flush()
+            fence = m.group(1)
+            out.append("")
+            continue
+        if not line.strip():
+            flush()
+            out.append(line)
+            continue
+        para.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def md_findings2(raw, token, forged):
+    """md_findings with code spans read per paragraph."""
+    return md_findings(raw, token, forged, strip=_strip_code_paragraphs)
+
+
+def rendering_sinks2(sb):
+    sinks = rendering_sinks(sb)
+    for dirpath, _dirs, files in os.walk(os.path.join(sb.repo, ".claude", "skills")):
+        for name in files:
+            if name.endswith(".md"):
+                sinks.append(os.path.join(dirpath, name))
+    return [p for p in dict.fromkeys(sinks) if os.path.isfile(p)]
+
+
+def run_rendering2(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    token = case["token"]
+    try:
+        skill = os.path.join(sb.repo, "skills", "demo")
+        os.makedirs(skill)
+        with open(os.path.join(skill, "SKILL.md"), "w") as fh:
+            fh.write("---\nname: demo\ndescription: A demo skill for the adversarial round.\n---\n\n# Demo\n\nUse it.\n")
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
+        for step in case.get("setup") or []:
+            run_generic2(sb, step)
+        write_answers(sb)
+        if "payload" in case:
+            rec = sb.cli(["record"], stdin=case["payload"])
+            if rec.rc != 0:
+                notes.append(f"record refused: {_short(rec.stderr, 120)}")
+        if case.get("distill"):
+            res = sb.cli(["distill", "--format", "json"])
+            try:
+                acts = [r.get("action") for r in json.loads(res.stdout).get("results", [])]
+            except (ValueError, AttributeError, TypeError):
+                acts = [f"exit {res.rc}"]
+            notes.append("distill: " + (", ".join(map(str, acts)) if acts else "no episode"))
+        for i, sess in enumerate(case.get("hooks_sessions") or []):
+            run_session(sb, {"tools": sess["tools"], "agent": sess.get("agent", "claude"),
+                             "session_id": f"{case['id']}-h{i}"})
+        sb.cli(["maintain", "--force"])
+        if case.get("correct") and sb.ids:
+            sb.cli(["correct", "--lesson", sb.ids[-1], "--text", case["correct"]])
+        ids = sb.card_ids()
+        for cid in ids:
+            res = sb.cli(["aha-status", "--id", cid, "--status", "accepted", "--note", "checked by a person"])
+            if res.rc != 0:
+                res = sb.cli(["aha-status", "--id", cid, "--status", "accepted", "--accept-flagged",
+                              "--note", "checked by a person"])
+                if res.rc == 0:
+                    notes.append("accepted with --accept-flagged (the screen held it)")
+                else:
+                    notes.append(f"a person could not accept it: {_short(res.stderr, 120)}")
+        sb.cli(["maintain", "--force"])
+        probes = case.get("probes") or _failing_tools(case)
+        sid = f"{case['id']}-later"
+        sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"})
+        for j, tool in enumerate(probes):
+            run_jit(sb, {k: v for k, v in tool.items() if k != "agent"}, agent=tool.get("agent", "claude"),
+                    sid=f"{sid}-jit{j}")
+        for agent in ("agents-md", "cursor", "copilot"):
+            sb.cli(["export-rules", "--agent", agent])
+        if ids:
+            sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids)])
+            sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids), "--apply"])
+        if case.get("apply_proposals"):
+            pending = pending_proposals(sb, case["apply_proposals"])
+            for pid in pending:
+                res = sb.cli(["proposals", "apply", "--id", pid])
+                if res.rc != 0:
+                    notes.append(f"proposals apply refused: {_short(res.stderr, 120)}")
+            notes.append(f"{len(pending)} proposal(s) pending before apply")
+        asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
+        if case.get("setup"):
+            notes.append(f"the Stop hook asked {len(asks)} time(s)"
+                         + (f"; {sum('(withheld' in r.stdout for r in asks)} with a withheld quote" if asks else ""))
+        sb.cli(["index"])
+        sb.cli(["report"])
+        sb.cli(["feedback"])
+        for path in rendering_sinks2(sb):
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                raw = fh.read()
+            found = html_findings(raw, token) if path.endswith(".html") else md_findings(raw, token, case.get("forged"))
+            for f in dict.fromkeys(found):
+                reasons.append(f"{_rel(sb, path)}: {f}")
+        for r in sb.results:
+            if r.label.startswith("hook") and r.stdout.strip():
+                for f in dict.fromkeys(md_findings2(_hook_text(r), token, case.get("forged"))):
+                    reasons.append(f"{_where(r)} output: {f}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, list(dict.fromkeys(reasons)), notes, sb)
+    finally:
+        sb.close()
+
+
+# kind: credentials (round 2)
+
+def run_credentials2(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes, fp = [], [], []
+    try:
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
+        hooked = False
+        for step in case["steps"]:
+            if any(k in step for k in ("tools", "session", "hook", "hook_raw", "jit", "stop")):
+                hooked = True
+            run_generic2(sb, step)
+            write_answers(sb)
+        probes = [["list", "--format", "json", "--limit", "0", "--status", "proposed,candidate,accepted"],
+                  ["review", "--format", "json"], ["advice"], ["report"], ["feedback"]]
+        if hooked:
+            sb.cli(["maintain", "--force"])
+            probes += [["doctor"], ["analyze", "--days", "30"], ["distill", "--dry-run"]]
+        for args in probes:
+            sb.cli(args)
+        store = _store_texts(sb) + provider_prompts(sb)
+        for secret in case.get("secrets") or []:
+            forms = _forms(secret)
+            where = [rel for rel, text in store if any(f in text for f in forms)]
+            where += [_where(r) for r in sb.results if any(f in r.stdout or f in r.stderr for f in forms)]
+            if where:
+                reasons.append(f"secret {secret[:6]}… found in {', '.join(dict.fromkeys(where))}")
+        if case.get("keep"):
+            fname = {"cards": "aha_cards.jsonl", "observations": "observations.jsonl"}.get(case.get("keep_in", "cards"))
+            try:
+                with open(os.path.join(sb.store, fname), encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            for value in case["keep"]:
+                if value not in text and json.dumps(value)[1:-1] not in text:
+                    fp.append(f"look-alike destroyed or missing in {fname}: {value}")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        out = verdict(case, reasons, notes, sb)
+        out["false_positive"] = bool(fp)
+        out["fp_reasons"] = fp
+        return out
+    finally:
+        sb.close()
+
+
+# kind: benign (round 2): the Stop hook's question must quote an ordinary episode
+
+def run_benign_stop(case, keep):
+    sb = Sandbox(case["id"], keep)
+    reasons, notes = [], []
+    try:
+        for f in case.get("files") or []:
+            p = os.path.join(sb.repo, f)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as fh:
+                fh.write("#!/bin/sh\necho ok\n")
+        run_session(sb, {"agent": case.get("agent", "claude"), "tools": case["tools"],
+                         "session_id": f"{case['id']}-s1", "prompt": case.get("prompt", "fix it")})
+        asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
+        if not asks:
+            notes.append("the Stop hook asked nothing (no episode found): not judged")
+        for r in asks:
+            text = _hook_text(r)
+            n = text.count("(withheld")
+            if n:
+                reasons.append(f"the Stop hook's question withheld {n} quote(s) (safety screen flagged the text)")
+        for r in tracebacks(sb.results):
+            notes.append(f"traceback in {r.label}")
+        return verdict(case, reasons, notes, sb)
+    finally:
+        sb.close()
+
+
+def _check2(sb, step):
+    """Round 2 checks (damage): hook output, acceptance kept by changed content, claimed
+    sources and origins."""
+    kind = step["check"]
+    if kind == "hook_contains":
+        res = None
+        if "jit" in step:
+            outs = run_jit(sb, step["jit"], agent=step.get("agent", "claude"),
+                           sid=step.get("session_id", f"chk-{len(sb.results)}"))
+            text = "\n".join(o.stdout for o in outs)
+            label = outs[-1].label if outs else "hook"
+        else:
+            res = sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"))
+            text, label = res.stdout, res.label
+        out = []
+        if step.get("text") and sb.sub(step["text"]) not in text:
+            out.append(f"{label}: {sb.sub(step['text'])!r} not shown (a damaged line silenced the others, or stale data)")
+        if step.get("absent") and sb.sub(step["absent"]) in text:
+            out.append(f"{label}: {sb.sub(step['absent'])!r} still shown (stale data)")
+        return out
+    if kind == "kept_acceptance":
+        out = []
+        for c in list_cards(sb, "accepted"):
+            if step["contains"] in card_text(c, CARD_FIELDS + ("evidence",)):
+                out.append(f"card {c.get('id')} holds {step['contains']!r} and is accepted though no person accepted that content")
+        return out
+    if kind == "no_sources":
+        bad = [s.casefold() for s in step["sources"]]
+        out = []
+        for row in _jsonl(os.path.join(sb.store, "signals.jsonl")):
+            src = row.get("source")
+            if isinstance(src, str) and fold(src).strip() in bad:
+                out.append(f"signal {row.get('kind')} stored with source {src!r}")
+        return list(dict.fromkeys(out))
+    if kind == "origins":
+        out = []
+        for row in _jsonl(os.path.join(sb.store, "aha_cards.jsonl")):
+            o = row.get("origin")
+            if o is not None and o not in step["allowed"]:
+                out.append(f"card {row.get('id')} stored with origin {o!r}")
+            for k in step.get("forbidden_fields") or []:
+                if k in row:
+                    out.append(f"card {row.get('id')} stored with {k!r} from the payload")
+        return list(dict.fromkeys(out))
+    return None
+
+
 # ---------------------------------------------------------------------------- driver
 
 
@@ -1164,10 +1790,14 @@ def verdict(case, reasons, notes, sb):
             "calls": len(sb.results), "sandbox": sb.root if sb.keep else None}
 
 
+RUNNERS2 = dict(RUNNERS, poisoning=run_poisoning2, recorded=run_recorded2, rendering=run_rendering2,
+                credentials=run_credentials2)
+
+
 def load_cases(kinds, only):
     cases = []
     for kind in kinds:
-        with open(os.path.join(CASES_DIR, FILES[kind]), encoding="utf-8") as fh:
+        with open(os.path.join(CASES_DIRS[ROUND], FILES[kind]), encoding="utf-8") as fh:
             doc = json.load(fh)
         for case in doc["cases"]:
             if only and not any(o in case["id"] for o in only):
@@ -1177,10 +1807,11 @@ def load_cases(kinds, only):
 
 
 def _work(item):
-    case, keep = item
+    global ROUND
+    case, keep, ROUND = item
     start = time.monotonic()
     try:
-        out = RUNNERS[case["kind"]](case, keep)
+        out = (RUNNERS2 if ROUND >= 2 else RUNNERS)[case["kind"]](case, keep)
     except Exception as exc:  # noqa: BLE001 - a runner bug is reported, not hidden
         import traceback
         out = {"id": case["id"], "kind": case["kind"], "description": case.get("description", ""),
@@ -1265,7 +1896,11 @@ def main(argv=None):
     ap.add_argument("--format", choices=("text", "json"), default="text")
     ap.add_argument("-j", "--jobs", type=int, default=min(4, os.cpu_count() or 2), help="cases run at once")
     ap.add_argument("--keep", action="store_true", help="keep each case's sandbox folder (for debugging)")
+    ap.add_argument("--round", type=int, choices=sorted(CASES_DIRS), default=1,
+                    help="which held-out round: 1 (cases/, the default) or 2 (cases2/)")
     args = ap.parse_args(argv)
+    global ROUND
+    ROUND = args.round
     kinds = list(KINDS)
     if args.kind:
         want = [k.strip() for arg in args.kind for k in arg.split(",") if k.strip()]
@@ -1280,7 +1915,7 @@ def main(argv=None):
     start = time.monotonic()
     pycache = tempfile.mkdtemp(prefix="sl-adv-pycache-")
     os.environ["SL_ADV_PYCACHE"] = pycache
-    items = [(c, args.keep) for c in cases]
+    items = [(c, args.keep, ROUND) for c in cases]
     if args.jobs <= 1:
         results = [_work(i) for i in items]
     else:
@@ -1290,7 +1925,7 @@ def main(argv=None):
     table = summarize(results, kinds)
     elapsed = round(time.monotonic() - start, 1)
     if args.format == "json":
-        json.dump({"schema": 1, "seconds": elapsed, "table": table,
+        json.dump({"schema": 1, **({"round": ROUND} if ROUND >= 2 else {}), "seconds": elapsed, "table": table,
                    "cases": sorted(results, key=lambda r: (KINDS.index(r["kind"]), r["id"]))},
                   sys.stdout, indent=1, ensure_ascii=False)
         print()
