@@ -83,12 +83,13 @@ def _log_skipped(memory, agent: str, event: str) -> None:
 
 
 def called(store_dir: str) -> Set[str]:
-    """The lessons the trigger table shows at the call they concern."""
+    """The lessons not yet accepted that the trigger table shows at the call they concern
+    (an accepted one is a fact of the repository: session start may say it as well)."""
     from .jit import table
     out = set()
     for line in table(store_dir).split(b"\n"):
         at = line.find(b'"id": "')
-        if at >= 0:
+        if at >= 0 and b'"accepted": true' not in line:
             out.add(line[at + 7:line.find(b'"', at + 7)].decode("utf-8", "replace"))
     return out
 
@@ -108,8 +109,8 @@ def inject(obs: dict, repo_root: str, store_dir: str) -> str:
     memory = Memory(store_dir, tolerant=True)  # a damaged or newer line never silences advice
     session = str(obs.get("session_id") or "")
     seen = surfaced_in_session(memory.path("surfacings"), session) if event == "prompt" else set()
-    # a lesson about a call waits for that call (surfacing.jit): here it would be noise in
-    # every session that never makes the call
+    # a lesson about a call not yet accepted waits for that call (surfacing.jit): here it
+    # would be noise in every session that never makes the call
     seen = set(seen) | called(store_dir)
     data = advice.advise(memory, repo_root, query, conf["budget"], seen, shape)
     if memory.warnings:

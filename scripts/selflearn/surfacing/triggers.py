@@ -88,6 +88,8 @@ def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict) -> dict:
     note = advice.block([advice.item_text(_Shown(card, ev), [], LINE_MAX)]).replace(
         advice.HEADER, HEADER)
     out = {"family": call["family"], "id": card["id"], "at": moment(card, call)}
+    if card.get("status") == "accepted":
+        out["accepted"] = True  # a proven fact: session start says it too
     for key in ("tool", "needs", "skip", "folder", "error"):
         if call.get(key):
             out[key] = call[key]
