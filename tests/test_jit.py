@@ -276,3 +276,25 @@ def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):
     assert advice.stale_reason(card, str(repo), {}) is None
     card = {"solution_steps": ["run `node_modules/.bin/tsc --noEmit`"]}
     assert advice.stale_reason(card, str(repo), {}) is None
+
+
+def test_a_rejected_lesson_leaves_its_calls_at_once(repo, store, run):
+    seed_payload({"aha_cards": [
+        {"id": "aha_a", "title": "`make` fails", "status": "accepted",
+         "solution_steps": ["run `make warm` first"], "call": {"family": "make"}},
+        {"id": "aha_b", "title": "`make` fails otherwise", "status": "accepted",
+         "solution_steps": ["run `make clean` first"], "call": {"family": "make"}}]})
+    triggers.refresh(Memory(str(store)), str(repo))
+    assert run(["aha-status", "--id", "aha_a", "--status", "rejected"])[0] == 0
+    assert [t["id"] for t in map(json.loads, (store / "triggers.jsonl").read_text()
+                                 .splitlines())] == ["aha_b"]
+
+
+def test_a_path_the_lessons_own_steps_make_is_not_stale(repo):
+    card = {"solution_steps": ["run `mkdir -p gen/api && protoc --out gen/api x.proto`",
+                               "then `python3 gen/api/check.py`"]}
+    assert advice.stale_reason(card, str(repo), {}) is None
+    card = {"solution_steps": ["`make report > reports/today.txt`", "open reports/today.txt"]}
+    assert advice.stale_reason(card, str(repo), {}) is None
+    card = {"solution_steps": ["run `python3 tools/gone.py`"]}
+    assert advice.stale_reason(card, str(repo), {}) == "cites tools/gone.py, which no longer exists"

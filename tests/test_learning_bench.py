@@ -1,7 +1,7 @@
 """The fast part of bench/learning_quality.py: real sessions replayed, the goals reached kept.
 
 27 public Claude Code sessions (bench/learning/manifest.json) go through ingest-transcripts,
-mine and maintain, and 8 held-out ones apart; the labels and gold lessons are the data files
+mine and maintain, and 40 held-out ones of five other projects apart; the labels and gold lessons are the data files
 next to them. A change that makes a lesson wrong, leaves one unlabelled or loses a useful one
 fails here; label new lessons in bench/learning/labels.json after reading them.
 """
@@ -19,7 +19,9 @@ USEFUL_SHARE = 0.8   # issue 12's goal for mined lessons
 GOLD_SHARE = 0.8     # and for gold lessons found
 GOLD_FOUND = 17      # gold lessons found today (of 18): a regression fails
 USEFUL = 20
-HELD_OUT_GOLD = 2    # of 7, on sessions no rule was written from (bench/README.md)
+HELD_OUT_GOLD = 8    # of 25, on sessions no rule was written from (bench/README.md)
+HELD_OUT_WRONG = 1   # today's one wrong held-out lesson (rtk's "unrecognized subcommand",
+#                      bench/README.md): the figure may fall, never rise
 
 
 def test_the_benchmark_data_is_real_varied_and_sourced():
@@ -42,10 +44,10 @@ def test_the_benchmark_data_is_real_varied_and_sourced():
 def test_the_replayed_sessions_reach_the_goals(monkeypatch):
     data = bench.measure()
     total = next(r for r in data["rows"] if r["project"] == "total")
-    held = next(r for r in data["rows"] if r["project"] == "entire-cli-heldout")
-    assert total["sessions"] == 27 and held["sessions"] == 8
-    assert held["wrong"] == 0 and held["unlabelled"] == 0, [
-        j for j in data["lessons"] if j["project"].endswith("heldout")]
+    held = next(r for r in data["rows"] if r["project"] == "held-out")
+    assert total["sessions"] == 27 and held["sessions"] == 40
+    assert held["unlabelled"] == 0 and held["wrong"] <= HELD_OUT_WRONG, [
+        j for j in data["lessons"] if j["label"] in ("unlabelled", "wrong")]
     assert held["gold_found"] >= HELD_OUT_GOLD
     assert total["wrong"] == 0, [j for j in data["lessons"] if j["label"] == "wrong"]
     assert total["unlabelled"] == 0, [j["title"] for j in data["lessons"]

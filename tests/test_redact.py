@@ -451,3 +451,29 @@ def test_credential_shapes_a_later_round_showed(text, secret):
 def test_their_look_alikes_survive(text):
     from selflearn.storage import redact
     assert redact.redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("htpasswd -c -B -b /etc/nginx/.htpasswd admin Qx7vB2mLp9", "Qx7vB2mLp9"),
+    ("rabbitmqctl add_user app Rb8kT3qWz1", "Rb8kT3qWz1"),
+    ("set -Ux OPENAI_API_KEY ab12cd34ef56gh78", "ab12cd34ef56gh78"),
+    ("requirepass Jf83kdLq0p", "Jf83kdLq0p"),
+    ("CONFIG SET masterauth Jf83kdLq0p", "Jf83kdLq0p"),
+    ("user = me:Pw9zK2vQ", "Pw9zK2vQ"),
+    ("curl --user me:Pw9zK2vQ https://api.example.com", "Pw9zK2vQ"),
+    ('poll mail.example.com user "me" password "Fm3tq8Zk"', "Fm3tq8Zk"),
+    ("""echo '"rig-07" * "oqKjXqj4EF" *' | sudo tee -a /etc/ppp/chap-secrets""", "oqKjXqj4EF"),
+    ("cat /etc/ppp/chap-secrets\nalice * s3cr3tpw 10.0.0.2", "s3cr3tpw")])
+def test_credentials_the_second_round_showed(text, secret):
+    """Issue #25, held-out round 2: positional passwords and config-file credentials."""
+    assert secret not in R.redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "passwd: files systemd", "shadow: files sss", "group: compat winbind",
+    "set -x PATH /usr/local/bin $PATH", "rabbitmqctl list_users",
+    "user = www-data", "requirepass $REDIS_PASSWORD",
+    "htpasswd -D /etc/nginx/.htpasswd admin",
+    "/etc/ppp/chap-secrets has four columns: client server secret IP"])
+def test_their_ordinary_neighbours_survive(text):
+    assert R.redact_text(text) == text

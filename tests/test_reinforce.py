@@ -336,3 +336,15 @@ def test_no_observations_file_means_nothing_was_at_stake(script):
     script.surfaced("s", 0, "aha_npm")
     data = reinforce.reinforce(script.memory)
     assert data["judged"] == [] and data["counts"]["untested"] == 1
+
+
+def test_a_recurrence_in_the_surfacings_own_second_may_precede_it():
+    """Stamps have whole seconds: a failure stamped with the surfacing's second may be the one
+    that led to it (a session re-prompted at once), so only a later one is a violation."""
+    p = reinforce.Pending("2026-03-02T10:00:00Z", "srf_1", "failure", "d1", "cat")
+    s = reinforce.Session()
+    s.ended = "2026-03-02T10:05:00Z"
+    s.hits.append(("2026-03-02T10:00:00Z", "obs_1", "failure", "d1", ""))
+    assert reinforce.judge(p, s, "")[0] != "violated"
+    s.hits.append(("2026-03-02T10:00:01Z", "obs_2", "failure", "d1", ""))
+    assert reinforce.judge(p, s, "")[:2] == ("violated", "obs_2")

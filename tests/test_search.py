@@ -33,3 +33,12 @@ def test_a_document_counts_each_field_word_by_word(record):
     got, expected = search.document(record), reference(record)
     assert got == expected and list(got) == list(expected)
     assert all(isinstance(v, float) for v in got.values())
+
+
+def test_words_of_every_script_are_searchable():
+    """A Korean query finds a Korean lesson whose word carries a particle (캐시가 = 캐시 + 가);
+    accented words stay whole."""
+    assert "캐시" in search.tokenize("빌드 캐시가 오래되면")
+    assert search.tokenize("négociation") == ["négociation"]
+    assert "東京" in search.tokenize("東京都庁")
+    assert search.tokenize("HTTPServer") == ["httpserver", "http", "server"]

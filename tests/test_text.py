@@ -30,6 +30,8 @@ def test_plain_turns_every_control_and_invisible_character_into_a_space(value):
     ("<!-- the rest is hidden", "\u2039!-- the rest is hidden"),
     ("![b](https://t.example/p.png)", "! [b](https://t.example/p.png)"),
     ("![logo][1]", "! [logo][1]"),
+    ("[1]: https://t.example/p.gif", "[1]\ua789 https://t.example/p.gif"),  # links nowhere
+    ("map[k]: v and a[1]: b", "map[k]: v and a[1]: b"),                   # not at a line start
     ("[x](javascript:alert(1))", "[x](javascript\ua789alert(1))"),
     ("<JavaScript:alert(1)>", "\u2039JavaScript\ua789alert(1)\u203a"),
     ("&lt;img src=x onerror=alert(1)&gt;", "\u2039img src=x onerror=alert(1)\u203a"),

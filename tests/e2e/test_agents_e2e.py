@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from datetime import datetime, timezone
 
 import pytest
 
@@ -76,9 +77,14 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
     assert str(tmp_path) not in hooks and root in hooks
     log = tmp_path / "payloads.jsonl"  # every payload the client sends us, logged beside us
     tap.tap(project / hook_file, log)
-    servers = [session(agent, launcher, project, home, day,
-                       [harness.command(FAILING), harness.command(FIXED), "The port is 8080."],
-                       "which port does the app use?") for day in DAYS]
+    store = project / ".agent-skills/self-learning/v1/users/tester"
+    servers = []
+    for day in DAYS:  # a day apart: the learning a session started has ended before the next
+        servers.append(session(agent, launcher, project, home, day, [
+            harness.command(FAILING), harness.command(FIXED), "The port is 8080."],
+            "which port does the app use?"))
+        state = ch.wait_for_learning(store, datetime.fromisoformat(day[:-1]).replace(
+            tzinfo=timezone.utc).timestamp() - 1)
     # the first session recovered from a failure no lesson covered: the end of its turn asks
     # the agent to record it (Codex Stop: decision block; Gemini AfterAgent: deny, a new
     # prompt), once; later sessions get the lesson instead (Copilot has no channel for either)
@@ -105,8 +111,6 @@ def test_agent_learns_from_failing_then_fixed_sessions(agent, project, tmp_path,
     assert {o["event"] for o in obs} >= {"session_start", "prompt", "pre_tool", "stop"}
 
     # nobody runs maintain: the hooks started it in the background after the last session
-    store = project / ".agent-skills/self-learning/v1/users/tester"
-    state = ch.wait_for_learning(store, 1772618400.0 - 1)  # DAYS[2], the third session's clock
     assert state["last_result"]["trigger"] in ("turn-end", "session-end")
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-04T12:00:00Z")
     cards = json.loads(cli(project, "list", "--format", "json", "--status", "accepted"))["items"]

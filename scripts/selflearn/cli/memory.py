@@ -204,6 +204,9 @@ def _run_status(ctx: Context) -> Tuple[dict, List[str]]:
     data = update.set_status(ctx.memory, a.kind, a.id, a.status, a.note, getattr(a, "scope", None),
                              accept_flagged=getattr(a, "accept_flagged", False), by=ctx.user,
                              stores=ctx.stores)
+    if a.kind == "card" and data["status"] not in ("accepted", "proposed", "candidate"):
+        from ..surfacing import triggers
+        triggers.drop(ctx.memory, [data["id"]])  # a refused lesson leaves its calls at once
     return data, [f"{data['id']}: {data['previous_status']} → {data['status']}"]
 
 

@@ -23,6 +23,7 @@ import os
 from typing import Dict, Iterator, List, Optional
 
 from ..storage import cursors, fastjson, model, paths, store
+from ..storage.errors import UsageError
 from . import transitions
 from ..storage.memory import Memory
 
@@ -109,13 +110,20 @@ def _maintain(memory: Memory, repo_root: str, dry_run: bool, force: bool, progre
               trigger: str = "") -> dict:
     now = model.now()
     state_path = memory.path(STATE_FILE)
-    state = cursors.load(state_path, "seen", "maintain", "run every step on the next run")
+    warnings = []
+    try:
+        state = cursors.load(state_path, "seen", "maintain", "run every step on the next run")
+    except UsageError as exc:  # derived, so never a reason to stop learning: start over
+        state = {"v": model.SCHEMA_VERSION, "seen": {}}
+        why = str(exc).split(" is not JSON ", 1)[-1].split("; delete it", 1)[0]
+        warnings.append(f"{state_path} is damaged {why}: read as none, so every step runs "
+                        "and it is written anew")
     before = seen(memory)
     news = before != state["seen"]
     data = {"dry_run": dry_run, "forced": force, "state": state_path,
             "last_run": state.get("last_run"), "new_since_last_run": news,
             "skipped": _skip_reason(state, now, news, force), "steps": {}, "wrote": False,
-            "state_written": False}
+            "state_written": False, "warnings": warnings}
     if data["skipped"]:
         return data
     steps = data["steps"]

@@ -174,8 +174,8 @@ def judge(p: Pending, s: Optional[Session], idle_before: str
     s = s or Session()
     if not (s.ended >= p.ts or max(s.last, p.ts) < idle_before):
         return "waiting", None, None
-    for ts, oid, kind, digest, call in s.hits:
-        if ts >= p.ts and kind == p.kind and digest == p.digest and \
+    for ts, oid, kind, digest, call in s.hits:  # the same second may be before it: not counted
+        if ts > p.ts and kind == p.kind and digest == p.digest and \
                 not (p.call and call == p.call) and oid != p.obs:
             return "violated", oid, ts
     touched = s.touched.get(p.trigger, "") if p.trigger else s.worked

@@ -29,6 +29,7 @@ AGENT_CHOICES = ("auto", "claude", "codex", "gemini", "copilot", "cursor")
 INJECTING = ("session_start", "prompt", "pre_tool", "tool_failure", "stop")
 LEARNING = ("stop", "session_end", "session_start")  # events after which learning may run
 TRIGGERS = "triggers.jsonl"  # the lessons shown at a call (surfacing.jit owns the format)
+HOOK_LOCK_WAIT = 1.0  # seconds a hook waits for another writer's lock (the client gives it 5)
 TWIN_WINDOW = 2  # seconds: a second firing of the same payload this soon is the same event
 # The largest prime below 2**30: one digit of Python's ints, so the modulo runs in C's fast path.
 DIGEST_PRIME = 1073741789
@@ -236,7 +237,7 @@ def _print(text: str) -> None:
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write(text.encode("utf-8"))
+        out.write(text.encode("utf-8", "replace"))  # a lone surrogate costs one character
     sys.stdout.flush()
 
 
@@ -245,6 +246,7 @@ def main(argv: list, inject=None, learn=None) -> int:
     ``LEARNING`` events let ``learn`` start the learning step (it never waits for it)."""
     opts = {"agent": "auto", "event": ""}
     store_dir = ""
+    store.LOCK_WAIT = HOOK_LOCK_WAIT  # a hook never holds the agent up for long
     try:
         opts = _parse_args(argv)
         root = _repo_root()

@@ -31,9 +31,9 @@ GATES: Dict[str, Optional[Tuple[Tuple[str, ...], ...]]] = {
         ((':',), ('directive', 'instruction', 'orders', 'prompt', 'task'), ('actual', 'hidden', 'new', 'override', 'priority', 'real', 'revised', 'secret', 'true', 'updated')),
     '\\byour (?:new|real|actual|true|only|primary) (?:instructions?|task|goal|job|purpose|mission|objective|directive) (?:is|are|now)\\b':
         (('your ',), ('actual', 'new', 'only', 'primary', 'real', 'true'), ('directive', 'goal', 'instruction', 'job', 'mission', 'objective', 'purpose', 'task')),
-    '\\b(?:you are now|from now on you|from now on,? you|you will now|you must now|pretend (?:to be|you are)|act as (?:an? |the )?(?:unrestricted|jailbroken|evil|different|new|unfiltered|dan)|developer mode|jailbreak|jailbroken|do anything now|dan mode|god mode)\\b':
+    '\\b(?:you are now(?! (?:in|on|at|inside|under|running|using|ready|done|able)\\b)|from now on you|from now on,? you|you will now|you must now|pretend (?:to be|you are)|act as (?:an? |the )?(?:unrestricted|jailbroken|evil|different|new|unfiltered|dan)|developer mode|jailbreak|jailbroken|do anything now|dan mode|god mode)\\b':
         (('act as ', 'dan mode', 'developer mode', 'do anything now', 'from now on', 'god mode', 'jailbreak', 'jailbroken', 'pretend ', 'you are now', 'you must now', 'you will now'),),
-    "\\b(?:do not|don't|dont|never|without) (?:tell|telling|inform|informing|notify|notifying|alert|alerting|ask|asking|mention|mentioning|warn|warning|show|showing) (?:(?:this|it|anything|them) (?:to )?)?(?:the |your )?(?:user|human|operator|developer|owner|reviewer)s?\\b":
+    "\\b(?:do not|don't|dont|never|without) (?:tell|telling|inform|informing|notify|notifying|alert|alerting|ask|asking|mention|mentioning|warn|warning|show|showing) (?:(?:this|it|anything|them) (?:to )?)?(?:the |your )?(?:user|human|operator|developer|owner|reviewer)s?\\b(?! (?:\\w+ ){0,5}?(?:until|before|unless|till|while|twice)\\b)":
         (('do not', "don't", 'dont', 'never', 'without'), ('developer', 'human', 'operator', 'owner', 'reviewer', 'user'), ('alert', 'ask', 'inform', 'mention', 'notify', 'show', 'tell', 'warn')),
     '\\b(?:keep|hide) (?:this|it|these steps) (?:secret |hidden )?from (?:the |your )?(?:user|human|operator|developer|reviewer)s?\\b':
         (('from ',), ('hide', 'keep'), ('developer', 'human', 'operator', 'reviewer', 'user')),

@@ -177,6 +177,20 @@ def _host(text: str) -> Optional[str]:
     return m.group(1).lower() if m else None
 
 
+CODE_HOSTS = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "dev.azure.com",
+              "ssh.dev.azure.com", "git.sr.ht", "gitee.com", "sourceforge.net"}
+_SCP_HOST = re.compile(r"^(?:[\w.-]+@)?([\w.-]+\.[a-z]{2,}):(?!//)")
+
+
+def code_host(text: str) -> bool:
+    """A git URL (``https://``, ``ssh://`` or ``git@host:path``) at a known code forge."""
+    host = _host(text)
+    if host is None:
+        m = _SCP_HOST.match(text.lower())
+        host = m.group(1) if m else None
+    return host in CODE_HOSTS
+
+
 def new_host(text: str) -> bool:
     """A URL in ``text`` at a host that is not a language's default index."""
     host = _host(text)
@@ -205,8 +219,9 @@ def credential(path: str) -> bool:
         return not name.endswith(".pub") and name not in ("known_hosts", "config",
                                                           "authorized_keys")
     if dirs & {".aws", ".gnupg", ".azure", ".password-store", ".kube"} or \
-            name in (".aws", ".gnupg", ".azure", ".password-store"):
-        return True
+            name in (".aws", ".gnupg", ".azure", ".password-store", ".kube", ".docker") or \
+            (".config" in dirs and (dirs | {name}) & {"gcloud", "gh"}):
+        return True  # a folder of them: archived or copied whole, the secrets go with it
     if name.startswith("id_") and not name.endswith(".pub") and len(name) > 3:
         return True
     if name in (".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf",
@@ -547,15 +562,16 @@ def _git(prog: str, args: List[Word], ctx: Flags, shown) -> None:
         o = Opts(rest, "mFCctS", {"--message", "--file", "--author", "--date", "--reuse-message",
                                   "--reedit-message", "--fixup", "--squash", "--template",
                                   "--cleanup", "--trailer"})
-        if o.has("n", "--no-verify"):
+        if o.has("n", "--no-verify") or _abbreviates(o.long, "--no-verify"):
             ctx.flag("safety_bypass", shown)
     elif sub in ("merge", "rebase", "am", "cherry-pick", "revert", "pull") and \
-            "--no-verify" in [r.lower() for r in rest]:
+            _abbreviates([r.lower() for r in rest], "--no-verify"):
         ctx.flag("safety_bypass", shown)
     elif sub == "push":
         _push(rest, ctx, shown)
-    elif sub == "remote" and rest[:1] and rest[0].lower() in ("add", "set-url"):
-        ctx.flag("package_source", shown)
+    elif sub == "remote" and rest[:1] and rest[0].lower() in ("add", "set-url") and \
+            not all(code_host(r) for r in rest[1:] if ("/" in r or ":" in r)):
+        ctx.flag("package_source", shown)  # a remote at a host no code forge is
     elif sub == "add" and any(credential(r) for r in rest if not r.startswith("-")):
         ctx.flag("exfiltration", shown)  # a secret file committed: it leaves with the push
     elif sub == "config":
@@ -569,9 +585,15 @@ def _git(prog: str, args: List[Word], ctx: Flags, shown) -> None:
                 ctx.flag("package_source", shown)
 
 
+def _abbreviates(options, full: str, least: int = 6) -> bool:
+    """One of ``options`` is ``full`` or a prefix of it git accepts (``--no-veri``)."""
+    return any(len(o.split("=")[0]) >= least and full.startswith(o.split("=")[0])
+               for o in options if o.startswith("--"))
+
+
 def _push(rest: List[Word], ctx: Flags, shown) -> None:
     o = Opts(rest, "o", {"--repo", "--receive-pack", "--exec", "--push-option"})
-    if o.has("", "--no-verify"):
+    if o.has("", "--no-verify") or _abbreviates(o.long, "--no-verify"):
         ctx.flag("safety_bypass", shown)
     refs = o.pos[1:]
     forced = o.has("f", "--force", "--mirror") or any(r.startswith("+") for r in refs)
@@ -583,7 +605,9 @@ def _push(rest: List[Word], ctx: Flags, shown) -> None:
         return dst.lower().replace("refs/heads/", "")
 
     to_default = any(branch(r) in DEFAULT_BRANCHES for r in refs) or o.has("", "--all", "--mirror")
-    if forced or deleted or (lease and to_default):
+    everything = o.has("", "--prune", "--mirror", "--all") or not refs
+    # deleting a feature branch on the remote is housekeeping; the default one, or all, is not
+    if forced or (deleted and (to_default or everything)) or (lease and to_default):
         ctx.flag("destructive", shown)
 
 
@@ -606,6 +630,16 @@ def _packages(prog: str, args: List[Word], ctx: Flags, shown) -> None:
         elif name == "--trusted-host":
             ctx.flag("package_source", shown)
     pos = [a for a in low if not a.startswith("-")]
+    if pos[:1] in (["install"], ["add"], ["i"]) or prog in ("pipx", "easy_install"):
+        # a package given as a URL or a git remote: fetched from that host, not the index
+        if any(("://" in a or a.startswith("git+")) and new_host(a.split("+", 1)[-1])
+               and not code_host(a.split("+", 1)[-1]) for a in pos[1:]):
+            ctx.flag("package_source", shown)
+    if prog in ("npx", "bunx") or pos[:1] in (["dlx"], ["exec"], ["x"]):
+        # run straight from a git host or a URL: code nobody published runs now
+        if any(a.startswith(("github:", "gitlab:", "bitbucket:", "git+", "git://", "http://",
+                             "https://")) for a in pos):
+            ctx.flag("remote_exec", shown)
     if pos[:1] in (["config"], ["set"]):
         rest = [p for p in pos[1:] if p not in ("set", "add", "global")]
         if rest and "=" in rest[0]:  # npm config set key=value
@@ -682,7 +716,7 @@ HANDLERS = {"rm": _rm, "find": _find, "dd": _disk, "mkfs": _disk, "mke2fs": _dis
              "csrutil": _system, "set-executionpolicy": _system, "nc": _net, "ncat": _net,
              "netcat": _net, "socat": _net, "curl": _net,
              **{p: _packages for p in ("pip", "pip3", "uv", "pipx", "poetry", "pdm", "npm", "npx",
-                                       "pnpm", "yarn", "bun", "gem", "conda", "cargo", "go",
+                                       "pnpm", "yarn", "bun", "bunx", "gem", "conda", "cargo", "go",
                                        "python", "pypy", "easy_install", "bundle", "composer")},
              **{a: _agent for a in ("gemini", "cursor-agent", "aider", "codex")},
              "mv": _moved, "gh": _remote_delete, "terraform": _remote_delete,

@@ -160,9 +160,16 @@ def agent_problems(payload) -> List[str]:
             if claims:
                 problems.append(f"{section}[{n}] sets {' and '.join(claims)}")
     usage = payload.get("usage_source")
-    if isinstance(usage, str) and usage.strip().lower() in TOOL_SOURCES:
+    if isinstance(usage, str) and _bare(usage) in TOOL_SOURCES:
         problems.append(f"usage_source {usage!r} (a use is the agent's own)")
     return problems
+
+
+def _bare(word: str) -> str:
+    """A word as it reads: look-alikes mapped, invisible characters out, case folded
+    (``HU\u200bMAN`` claims what ``human`` claims)."""
+    from .confusables import skeleton
+    return "".join(ch for ch in skeleton(word) if ch.isalnum()).casefold()
 
 
 def _content(card: dict) -> dict:

@@ -20,9 +20,11 @@ _Q = r"""(?:\\?["']\]?)?"""  # optional closing quote of a key, maybe JSON-escap
 # a subscript (``os.environ["API_TOKEN"] = …``)
 _STOP = (r"""(?!\[REDACTED|[<$%{(*\[\s,;)\]}]|(?i:true|false|null|none|nil|undefined"""
          r"""|required|optional|str|string|int|bool|bytes|any|password|passwd"""
-         r"""|passphrase|secret|token|xxx+|arn|https?)\b|(?i:option|optional|vec|box|list|dict"""
+         r"""|passphrase|secret|token|xxx+|arn|https?|files|systemd|sss|compat|nis|ldap"""
+         r"""|winbind)\b|(?i:option|optional|vec|box|list|dict"""
          r"""|map|array|set|tuple|sequence|iterable|maybe|nullable)[<\[])""")
-"""Values that are placeholders, types, label words, ARNs/URLs or already redacted."""
+"""Values that are placeholders, types, label words, ARNs/URLs, nsswitch sources (the
+``passwd: files systemd`` line) or already redacted."""
 _NAMES = r"[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+"
 _IDENT = "(?!(?:" + _NAMES + r")(?![\w$.-]))"
 """Identifiers: ``new_password``, ``FORCE_CHANGE``, ``newPassword``, ``SecretStr``."""
@@ -354,7 +356,25 @@ RULES = (
     ("password", ("~pass:", "~pass =", "~pass="),  # YAML/INI ``pass: s3cr%t``
      _assigned(r"(?<![\w.:-])(?:[\w.-]{0,64}[_.-])?(?i:pass)", 6, check=_RANDOM)),
     ("password", ("htpasswd",),
-     r"\bhtpasswd\b[^\n;|&]{0,100}?[ \t]-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+" + _CLI_VALUE),
+     r"\bhtpasswd\b(?:[ \t]+-\w+)*[ \t]+-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+"
+     + _CLI_VALUE),
+    ("password", ("rabbitmqctl",),  # add_user / change_password NAME PASSWORD: positional
+     r"\brabbitmqctl\b[^\n;|&]{0,60}?\b(?:add_user|change_password)[ \t]+\S+[ \t]+"
+     + _CLI_VALUE),
+    ("secret", ("set -",),  # fish: set -Ux NAME value, for a name that says it is a secret
+     r"\bset[ \t]+-[a-zA-Z]*x[a-zA-Z]*[ \t]+(?i:[\w]*(?:token|secret|key|password|passwd|"
+     r"pass|credential|auth)[\w]*)[ \t]+['\"]?(?!\[REDACTED|\$)([^\s'\"]{6,})"),
+    ("password", ("requirepass", "masterauth"),  # redis.conf, and CONFIG SET requirepass
+     r"\b(?:requirepass|masterauth)[ \t]+['\"]?" + _STOP + r"([^\s'\"]{4,})"),
+    ("password", (("~user", ":"),),  # .curlrc / curl -u user:password
+     r"(?m)(?:^[ \t]*(?:user|proxy-user)[ \t]*=?[ \t]*|--(?:proxy-)?user[ \t=]+)['\"]?"
+     r"[^\s:'\"]+:(?!\[REDACTED)([^\s'\"]{4,})"),
+    ("password", ("chap-secrets", "pap-secrets"),  # ppp: client server secret addresses
+     r"""(?m)(?:^|['"])[ \t]*"?[\w.@-]+"?[ \t]+(?:\*|"?[\w.-]+"?)[ \t]+"""
+     r"""(?:"(?!\[REDACTED)([^"\n]{4,})"|(?!\[REDACTED|\*)([^\s"']{4,}))[ \t]+(?:\*|[\d.]+)"""),
+    ("password", (("~password", "~user"),),  # .fetchmailrc: user "u" password "p" on one line
+     r"\b(?i:user(?:name)?)[ \t]+\S+[^\n]{0,80}?\b(?i:password)[ \t]+(['\"])(?!\[REDACTED)"
+     r"([^'\"\n]{4,})\1"),
 )
 
 

@@ -200,7 +200,8 @@ PHRASES = (
         r"\byour (?:new|real|actual|true|only|primary) (?:instructions?|task|goal|job|purpose|"
         r"mission|objective|directive) (?:is|are|now)\b")),
     ("override", _gated(
-        r"\b(?:you are now|from now on you|from now on,? you|you will now|you must now|"
+        r"\b(?:you are now(?! (?:in|on|at|inside|under|running|using|ready|done|able)\b)|"
+        r"from now on you|from now on,? you|you will now|you must now|"
         r"pretend (?:to be|you are)|act as (?:an? |the )?(?:unrestricted|jailbroken|evil|"
         r"different|new|unfiltered|dan)|developer mode|jailbreak|jailbroken|do anything now|"
         r"dan mode|god mode)\b")),
@@ -208,7 +209,8 @@ PHRASES = (
         r"\b(?:do not|don't|dont|never|without) (?:tell|telling|inform|informing|notify|"
         r"notifying|alert|alerting|ask|asking|mention|mentioning|warn|warning|show|showing) "
         r"(?:(?:this|it|anything|them) (?:to )?)?(?:the |your )?(?:user|human|operator|"
-        r"developer|owner|reviewer)s?\b")),
+        r"developer|owner|reviewer)s?\b(?! (?:\w+ ){0,5}?(?:until|before|unless|till|while|"
+        r"twice)\b)")),  # "don't tell the user it is done until the tests pass" is timing
     ("override", _gated(
         r"\b(?:keep|hide) (?:this|it|these steps) (?:secret |hidden )?from (?:the |your )?"
         r"(?:user|human|operator|developer|reviewer)s?\b")),
@@ -425,6 +427,9 @@ def _command_variants(text: str) -> List[str]:
     spaced = _LETTERS.sub(lambda m: m.group(0).replace(" ", ""), norm)
     if spaced != norm:
         out.append(spaced)  # c u r l … | s h: a command spelled letter by letter
+    split = _BRACES.sub(lambda m: " ".join(m.group(1).split(",")), _IFS.sub(" ", norm))
+    if split != norm:
+        out.append(split)  # curl${IFS}url|sh, {curl,url}|sh: the shell splits them into words
     if "\n" in norm and effects.split_command(norm):
         out.append(" ".join(norm.replace("\\\n", " ").split()))
     if _ODD_CASE.search(norm):
@@ -434,6 +439,8 @@ def _command_variants(text: str) -> List[str]:
 
 _ODD_CASE = re.compile(r"[a-z][A-Z][a-z]*[A-Z]|[A-Z][a-z][A-Z]")
 _LETTERS = re.compile(r"(?<![\w-])(?:[A-Za-z] ){1,}[A-Za-z](?![\w-])")  # single letters, spaced
+_IFS = re.compile(r"\$\{?IFS(?:[%#][^}]*)?\}?")                  # the shell's word separator
+_BRACES = re.compile(r"(?<![\w$])\{([^{}\s]*,[^{}\s]*)\}")      # {curl,-s,url}: words
 
 
 def _command_findings(text: str) -> List[Finding]:

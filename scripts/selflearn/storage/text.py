@@ -15,6 +15,8 @@ RULE_CHARS = 240  # one exported rule is cut to this many characters
 _TAG = re.compile(r"<(/?[A-Za-z!?][^<>\n]*)>")   # anything shaped like a markup tag
 _TAG_START = re.compile(r"<(?=[/!?A-Za-z])")
 _SCHEME = re.compile(r"(?i)\b(javascript|vbscript|data|file|livescript)\s*:")
+_DEFINITION = re.compile(r"(?m)^( {0,3}\[[^\]\n]+\]):(?=[ \t]*\S)")
+"""A link reference definition: it would turn a bracketed word anywhere into a link."""
 _ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]{1,31});?")
 
 
@@ -72,7 +74,8 @@ def inert(text) -> str:
     decoded first (``&lt;script&gt;`` is read as ``<script>``), then tags, comments, processing
     instructions and autolinks become ``‹…›``, an image cannot form (``![`` becomes ``! [``: no
     remote image loads, inline or by reference) and ``javascript:``, ``vbscript:``, ``data:``
-    and ``file:`` lose their colon (``javascript꞉``), so no link runs code. Line breaks stay."""
+    and ``file:`` lose their colon (``javascript꞉``), so no link runs code; so does a link reference
+    definition (``[x]: https://…``), so a bracketed word links nowhere. Line breaks stay."""
     return _defused(_decoded(str(text or "")))
 
 
@@ -94,7 +97,7 @@ def _defused(text: str) -> str:
     if "![" in text:
         text = text.replace("![", "! [")
     if ":" in text:
-        text = _SCHEME.sub(lambda m: m.group(1) + "\ua789", text)
+        text = _DEFINITION.sub("\\1\ua789", _SCHEME.sub(lambda m: m.group(1) + "\ua789", text))
     return text
 
 

@@ -288,6 +288,20 @@ def _folders(card: dict, text: str) -> List[str]:
     return out
 
 
+_MAKES = re.compile(  # what a step itself makes: its later steps may cite it before it exists
+    r"\b(?:mkdir(?:\s+-p)?|touch|tee(?:\s+-a)?|venv|virtualenv)\s+([^\s`'\";&|]+)"
+    r"|>>?\s*([^\s`'\";&|]+)|\s(?:-o|--output|--out-dir|--outdir|-d)[ =]([^\s`'\";&|]+)"
+    r"|\b(?:cp|mv|ln)\s+(?:-\w+\s+)*\S+\s+([^\s`'\";&|]+)"
+    r"|\bgit\s+clone\s+(?:-\S+\s+)*\S+\s+([^\s`'\";&|]+)")
+
+
+def _made(card: dict) -> List[str]:
+    """The paths the lesson's own steps create (``mkdir -p out``, ``> build/log``)."""
+    steps = card.get("solution_steps")
+    text = "\n".join(t for t in steps if isinstance(t, str)) if isinstance(steps, list) else ""
+    return [p.strip("./").rstrip("/") for m in _MAKES.finditer(text) for p in m.groups() if p]
+
+
 def stale_reason(card: dict, repo_root: str, cache: Dict[str, bool]) -> Optional[str]:
     """Why the card's evidence is gone (a cited path no longer exists where the lesson's own
     step runs it: the root, the folder its call ran in, or where its ``cd`` goes), or None."""
@@ -296,10 +310,13 @@ def stale_reason(card: dict, repo_root: str, cache: Dict[str, bool]) -> Optional
             cache[rel] = fs.exists(fs.join(repo_root, rel))
         return cache[rel]
 
+    made = _made(card)
     for text in _texts(card):
         folders = _folders(card, text)
 
         def exists(rel: str) -> bool:
+            if any(rel == m or rel.startswith(m + "/") for m in made):
+                return True  # the lesson's own step makes it
             return at(rel) or any(at(fs.join(f, rel)) for f in folders)
         prev = ""
         for word in _WORD.findall(text):

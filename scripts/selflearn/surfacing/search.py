@@ -15,7 +15,11 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 from ..storage.memo import Memo
 
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
+_DENSE = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+                    "\uac00-\ud7a3]{3,}")
+"""Runs of Hangul, kana and Han: words there carry particles and compounds with no space
+between them (캐시가 is 캐시 and a particle), so such a run also yields its character pairs."""
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the this to was "
@@ -74,12 +78,14 @@ def tokenize(text: str) -> List[str]:
 
 def _word_tokens(word: str) -> tuple:
     out = []
-    parts = _CAMEL.findall(word)
+    parts = _CAMEL.findall(word) if word.isascii() else ()
     lowered = word.lower()
     if lowered not in STOPWORDS and len(lowered) > 1:
         out.append(stem(lowered))
     if len(parts) > 1:
         out.extend(stem(p.lower()) for p in parts if len(p) > 1 and p.lower() not in STOPWORDS)
+    for run in _DENSE.findall(word):
+        out.extend(run[i:i + 2] for i in range(len(run) - 1))
     return tuple(out)
 
 

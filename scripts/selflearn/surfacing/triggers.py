@@ -130,3 +130,13 @@ def refresh(memory, repo_root: str) -> dict:
         data = data[:data.rfind(b"\n", 0, jit.MAX_BYTES) + 1]
     store.atomic_write(path, data)
     return {"path": path, "lessons": data.count(b"\n")}
+
+
+def drop(memory, ids) -> None:
+    """Take these lessons out of the table now (a person rejected them), keeping the rest."""
+    path = memory.path(jit.FILE)
+    table = jit.table(memory.root)
+    needles = [b'"id": ' + store.encode(i).rstrip(b"\n") + b"," for i in ids]
+    kept = [line for line in table.split(b"\n") if line and not any(n in line for n in needles)]
+    if table and len(kept) != table.count(b"\n"):
+        store.atomic_write(path, b"".join(line + b"\n" for line in kept))
