@@ -30,3 +30,13 @@ def test_env_exists_isdir_makedirs(tmp_path, monkeypatch):
     (tmp_path / "f").write_text("x")
     assert not fs.isdir(str(tmp_path / "f")) and fs.exists(str(tmp_path / "f"))
     assert fs.getcwd() == os.getcwd()
+
+
+def test_tail_gives_whole_lines_and_never_reads_through_a_link(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"first line\nsecond\nthird\n")
+    assert fs.tail(str(log), 100) == b"first line\nsecond\nthird\n"
+    assert fs.tail(str(log), 10) == b"third\n"      # "second\n" is cut: only whole lines
+    assert fs.tail(str(tmp_path / "none"), 10) == b""
+    (tmp_path / "link.jsonl").symlink_to(log)
+    assert fs.tail(str(tmp_path / "link.jsonl"), 100) == b""

@@ -205,12 +205,13 @@ def _add_distill(sub) -> None:
 def _run_distill(ctx: Context) -> Tuple[dict, List[str]]:
     from ..learning import distill
     from ..surfacing import ask, jit
+    from ..surfacing import shown as surfacings
     a = ctx.args
     if a.limit < 1:
         from ..storage.errors import UsageError
         raise UsageError(f"distill: --limit {a.limit} must be 1 or more")
     table = jit.table(ctx.memory.root)
-    shown = jit.tail(ctx.memory.path("surfacings"))
+    shown = surfacings.recent(ctx.memory.path("surfacings"))
     data = distill.distill(ctx.memory, ctx.repo_root, lambda e: ask.covered(e, table, shown),
                            a.since, a.limit, a.dry_run)
     a.writes = any(r["action"] == "recorded" for r in data["results"])

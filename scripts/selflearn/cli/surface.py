@@ -41,19 +41,19 @@ def _add_advice(sub) -> None:
 
 
 def _run_advice(ctx: Context) -> Tuple[dict, List[str]]:
-    from ..surfacing import advice, injection
+    from ..surfacing import advice, shown
     a = ctx.args
     budget = advice.settings(ctx.repo_root)["budget"] if a.budget is None else a.budget
     query = query_of(ctx)
     shape = advice.shape_for(a.format, "prompt" if query else "session_start")
-    seen = injection.surfaced_in_session(ctx.memory.path("surfacings"), a.session_id or "")
+    seen = shown.in_session(ctx.memory.path("surfacings"), a.session_id or "")
     data = advice.advise(ctx.memory, ctx.repo_root, query, budget, seen, shape, remember=True)
     if a.format == "claude-hook" and paths.kill_switch(ctx.repo_root):
         data.update(output="", items=[], chars=0)  # a hook's injection: off with observation
         return data, []
     if a.session_id and data["output"]:
-        injection.log(ctx.memory.path("surfacings"), injection.new_record(
-            a.session_id, "cli", "advice", [i["id"] for i in data["items"]], data["chars"]))
+        shown.append(ctx.memory.path("surfacings"), a.session_id, "cli", "advice",
+                     [i["id"] for i in data["items"]], data["chars"])
         a.writes = True
     if a.format == "text":
         data["warnings"] = [

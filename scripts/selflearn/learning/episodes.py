@@ -23,20 +23,9 @@ LOOKING = ("ls", "tree", "cat", "head", "tail", "grep", "rg", "find", "pwd", "ec
 
 def session(store_dir: str, session_id: str) -> list:
     """This session's observations among the last ``TAIL`` bytes of the log, in order."""
-    try:
-        fd = fs.open_fd(fs.join(store_dir, "observations.jsonl"), fs.O_RDONLY | fs.O_NOFOLLOW)
-    except OSError:
-        return []
-    try:
-        size = fs.fstat(fd).st_size
-        start = max(0, size - TAIL)
-        data = fs.pread(fd, size - start, start)
-    finally:
-        fs.close(fd)
     needle = b'"session_id": ' + fastjson.dumps(session_id).encode("utf-8")
-    lines = data.split(b"\n")
     out = []
-    for raw in lines[1:] if start else lines:
+    for raw in fs.tail(fs.join(store_dir, "observations.jsonl"), TAIL).split(b"\n"):
         if needle not in raw:
             continue
         try:

@@ -122,3 +122,19 @@ def makedirs(path: str, mode: int = 0o777) -> None:
         return
     if mode != 0o777:
         chmod(path, mode)
+
+
+def tail(path: str, limit: int) -> bytes:
+    """The whole lines among the last ``limit`` bytes of a store file, never through a link
+    (empty when there is none): what the hooks read of a log that only grows."""
+    try:
+        fd = open_fd(path, O_RDONLY | O_NOFOLLOW)
+    except OSError:
+        return b""
+    try:
+        size = fstat(fd).st_size
+        start = max(0, size - limit)
+        data = pread(fd, size - start, start)
+    finally:
+        close(fd)
+    return data[data.find(b"\n") + 1:] if start else data

@@ -13,9 +13,10 @@ failure, or a note was shown at it) or one the agent already recorded a card for
 """
 
 from ..learning import episodes
-from ..storage import fastjson, store
+from ..storage import fastjson
 from ..storage import posixfs as fs
 from . import jit
+from . import shown
 
 MAX_EPISODES = 3          # episodes named in one ask
 CUT = 140                 # characters of a command or a cause line quoted
@@ -38,14 +39,14 @@ def _off(repo_root: str) -> bool:
 
 def _asked(store_dir: str, session_id: str) -> bool:
     """Whether this session was already asked (its ``ask`` line in surfacings.jsonl)."""
-    data = jit.tail(fs.join(store_dir, jit.SURFACINGS))
+    data = shown.recent(fs.join(store_dir, shown.FILE))
     needle = fastjson.dumps(session_id).encode("utf-8")
     return any(needle in line and b'"event": "ask"' in line for line in data.split(b"\n"))
 
 
 def _recorded(store_dir: str, episode: dict) -> bool:
     """A card names the episode, or the agent recorded one since the failure."""
-    data = jit.tail(fs.join(store_dir, "aha_cards.jsonl"), CARDS_TAIL)
+    data = fs.tail(fs.join(store_dir, "aha_cards.jsonl"), CARDS_TAIL)
     if fastjson.dumps(episode["id"]).encode("utf-8") in data:
         return True
     for line in data.split(b"\n"):
@@ -56,9 +57,10 @@ def _recorded(store_dir: str, episode: dict) -> bool:
     return False
 
 
-def covered(episode: dict, table: bytes, shown: bytes) -> bool:
-    """A lesson already says it: one of the table fits the failure, or was shown at it."""
-    if fastjson.dumps(episode["id"]).encode("utf-8") in shown:
+def covered(episode: dict, table: bytes, seen: bytes) -> bool:
+    """A lesson already says it: one of the table fits the failure, or was shown at it
+    (``seen``: the surfacing log's tail)."""
+    if fastjson.dumps(episode["id"]).encode("utf-8") in seen:
         return True
     record = {"tool_kind": "shell", "family": episode["family"], "tool": episode["tool"]}
     found = jit.candidates(table, jit.families_of(record, episode["failed"]))
@@ -108,18 +110,15 @@ def at_stop(record: dict, repo_root: str, store_dir: str) -> str:
             or _asked(store_dir, session):
         return ""
     table = jit.table(store_dir)
-    shown = jit.tail(fs.join(store_dir, jit.SURFACINGS))
+    seen = shown.recent(fs.join(store_dir, shown.FILE))
     found = [e for e in episodes.find(episodes.session(store_dir, session))
-             if not covered(e, table, shown) and not _recorded(store_dir, e)]
+             if not covered(e, table, seen) and not _recorded(store_dir, e)]
     if not found:
         return ""
     message = text(found[:MAX_EPISODES], _script(repo_root))
     key, value = shape
     out = fastjson.dumps({key: message} if value is None else {key: value, "reason": message})
     out += "\n"
-    store.append_bytes(fs.join(store_dir, jit.SURFACINGS), store.encode({
-        "v": 1, "id": f"srf_{jit.stamp().replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}",
-        "ts": jit.stamp(), "session_id": session, "agent": record.get("agent", ""),
-        "event": "ask", "lesson_ids": [], "episodes": [e["id"] for e in found[:MAX_EPISODES]],
-        "chars": len(out)}))
+    shown.append(fs.join(store_dir, shown.FILE), session, record.get("agent", ""), "ask", [],
+                 len(out), episodes=[e["id"] for e in found[:MAX_EPISODES]])
     return out

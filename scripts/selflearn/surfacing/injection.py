@@ -1,76 +1,14 @@
-"""The surfacing log ``<store>/surfacings.jsonl``, and advice injected by a hook.
-
-One record per output that reached an agent: ``{v, id (srf_…), ts, session_id,
-agent, event (session_start|prompt|advice), lesson_ids, chars}``; only what was
-actually printed is logged, and nothing else is written while a hook runs.
-``inject`` is the hook's side: on session start the workspace advice, on a
-prompt the advice for its text minus what this session was already shown.
-The session's earlier ids are read from the end of the log (at most
-``SCAN_BYTES``), so a hook's cost does not grow with the log.
-Must not import cli.
+"""Advice injected by a hook: on session start the workspace advice, on a prompt the advice
+for its text minus what this session was already shown (``shown``). Only what was actually
+printed is logged there, and nothing else is written while a hook runs. Must not import cli.
 """
 
 from typing import Optional, Set
 
-from ..storage import fastjson, model, store
-from ..storage import posixfs as fs
+from ..storage import model, store
+from . import shown
 
-SCAN_BYTES = 256 * 1024   # tail of surfacings.jsonl read to find what a session was shown
 EVENTS = ("session_start", "prompt", "advice")
-
-
-def new_record(session_id: str, agent: str, event: str, lesson_ids, chars: int) -> dict:
-    stamp = model.iso()
-    return {"v": model.SCHEMA_VERSION,
-            "id": f"srf_{stamp.replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}",
-            "ts": stamp, "session_id": session_id, "agent": agent, "event": event,
-            "lesson_ids": list(lesson_ids), "chars": chars}
-
-
-def log(path: str, record: dict) -> None:
-    """Append one surfacing (locked, one write)."""
-    store.append_bytes(path, store.encode(record))
-
-
-def _tail(path: str) -> list:
-    """The whole lines in the last ``SCAN_BYTES`` of the file, oldest first."""
-    try:
-        fd = fs.open_fd(path, fs.O_RDONLY)
-    except FileNotFoundError:
-        return []
-    try:
-        size = fs.fstat(fd).st_size
-        start = max(0, size - SCAN_BYTES)
-        data = fs.pread(fd, size - start, start)
-    finally:
-        fs.close(fd)
-    lines = data.split(b"\n")
-    return lines[1:] if start else lines
-
-
-def surfaced_in_session(path: str, session_id: str) -> Set[str]:
-    """Lesson ids this session was shown since its latest session start (newest first scan).
-
-    A session start (startup, resume, clear, compact) shows the workspace advice
-    again, so what came before it no longer counts as in the agent's context.
-    """
-    if not session_id:
-        return set()
-    needle = fastjson.dumps(session_id).encode("utf-8")
-    ids: Set[str] = set()
-    for raw in reversed(_tail(path)):
-        if needle not in raw:
-            continue
-        try:
-            record = fastjson.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if not isinstance(record, dict) or record.get("session_id") != session_id:
-            continue
-        ids.update(i for i in record.get("lesson_ids") or [] if isinstance(i, str))
-        if record.get("event") == "session_start":
-            break
-    return ids
 
 
 def _log_skipped(memory, agent: str, event: str) -> None:
@@ -108,7 +46,7 @@ def inject(obs: dict, repo_root: str, store_dir: str) -> str:
         return ""
     memory = Memory(store_dir, tolerant=True)  # a damaged or newer line never silences advice
     session = str(obs.get("session_id") or "")
-    seen = surfaced_in_session(memory.path("surfacings"), session) if event == "prompt" else set()
+    seen = shown.in_session(memory.path("surfacings"), session) if event == "prompt" else set()
     # a lesson about a call not yet accepted waits for that call (surfacing.jit): here it
     # would be noise in every session that never makes the call
     seen = set(seen) | called(store_dir)
@@ -116,6 +54,6 @@ def inject(obs: dict, repo_root: str, store_dir: str) -> str:
     if memory.warnings:
         _log_skipped(memory, agent, event)
     if data["output"]:
-        log(memory.path("surfacings"), new_record(
-            session, agent, event, [i["id"] for i in data["items"]], data["chars"]))
+        shown.append(memory.path("surfacings"), session, agent, event,
+                     [i["id"] for i in data["items"]], data["chars"])
     return data["output"]

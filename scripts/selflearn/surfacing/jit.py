@@ -15,17 +15,17 @@ given. At a failure (``tool_failure``) any line of the family matches whose ``er
 the error mostly holds (and ``needs``, ``folder`` as above): the fix that worked before. Each
 lesson is shown at most once per session (read from the tail of ``surfacings.jsonl``), two
 at most per call. The no-match path reads one small file: this module is on the hook path
-and imports only ``fastjson``, ``posixfs`` and ``store`` (no ``re``, ``typing``, ``os``).
+and imports only ``fastjson``, ``posixfs``, ``store`` and ``shown`` (no ``re``, ``typing``,
+``os``).
 """
 
 from ..observation.commands import command_family, folder, segments, spellings, words
 from ..storage import fastjson, store
 from ..storage import posixfs as fs
+from . import shown
 
 FILE = "triggers.jsonl"
-SURFACINGS = "surfacings.jsonl"
 MAX_BYTES = 256 * 1024    # a larger table is not read (the writer keeps it far below)
-SCAN_BYTES = 256 * 1024   # tail of surfacings.jsonl read for what this session was shown
 PER_CALL = 2              # lessons shown at one call
 STRONG = 0.8              # share of a trigger's error words that shows it at a failure of
                           # any family (the error says it all: pip3, pip, python -m pip)
@@ -74,21 +74,6 @@ def table(store_dir: str) -> bytes:
         fs.close(fd)
 
 
-def tail(path: str, limit: int = SCAN_BYTES) -> bytes:
-    """The whole lines among the last ``limit`` bytes of a file (empty when there is none)."""
-    try:
-        fd = fs.open_fd(path, fs.O_RDONLY | fs.O_NOFOLLOW)
-    except OSError:
-        return b""
-    try:
-        size = fs.fstat(fd).st_size
-        start = max(0, size - limit)
-        data = fs.pread(fd, size - start, start)
-    finally:
-        fs.close(fd)
-    return data[data.find(b"\n") + 1:] if start else data
-
-
 def candidates(table: bytes, families: list) -> list:
     """The parsed lines of ``table`` whose family is one of ``families`` (others unparsed)."""
     out = []
@@ -127,48 +112,6 @@ def by_error(table: bytes, errors: set, found: list) -> list:
     return out
 
 
-def shown_in_session(store_dir: str, session_id: str) -> set:
-    """Lesson ids this session was shown since its latest session start."""
-    if not session_id:
-        return set()
-    needle = fastjson.dumps(session_id).encode("utf-8")
-    ids: set = set()
-    for raw in reversed(tail(fs.join(store_dir, SURFACINGS)).split(b"\n")):
-        if needle not in raw:
-            continue
-        try:
-            record = fastjson.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if not isinstance(record, dict) or record.get("session_id") != session_id:
-            continue
-        ids.update(i for i in record.get("lesson_ids") or [] if isinstance(i, str))
-        if record.get("event") == "session_start":
-            break
-    return ids
-
-
-def stamp() -> str:
-    """Now as ISO UTC; the fake clock (``SELF_LEARNING_NOW``) when it is set."""
-    fake = fs.env("SELF_LEARNING_NOW")
-    if fake:
-        from ..storage import model
-        return model.iso()
-    import time
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def log(store_dir: str, record: dict, ids: list, chars: int) -> None:
-    """One line in surfacings.jsonl: what reached the agent at this call."""
-    when = stamp()
-    store.append_bytes(fs.join(store_dir, SURFACINGS), store.encode({
-        "v": 1, "id": f"srf_{when.replace('-', '').replace(':', '')}_{fs.urandom(3).hex()}",
-        "ts": when, "session_id": str(record.get("session_id") or ""),
-        "agent": record.get("agent", ""), "event": record.get("event", ""),
-        "lesson_ids": ids, "chars": chars, "call": str(record.get("tool_use_id") or ""),
-        "obs": str(record.get("id") or "")}))
-
-
 def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
             hook_event: str = "") -> str:
     """What the hook prints for a tool call or a failure ("" when no lesson's trigger fits)."""
@@ -191,7 +134,7 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
     fit = [e for e in found if matches(e, event, said, where, errors)]
     if not fit:
         return ""
-    seen = shown_in_session(store_dir, str(record.get("session_id") or ""))
+    seen = shown.in_session(fs.join(store_dir, shown.FILE), str(record.get("session_id") or ""))
     chosen = [e for e in dict((e["id"], e) for e in fit if e["id"] not in seen).values()]
     chosen = chosen[:PER_CALL]
     if not chosen:
@@ -203,5 +146,7 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
         shape = "PostToolUse"  # a failure the client reported as a finished call
     out = fastjson.dumps({"hookSpecificOutput": {"hookEventName": shape,
                                                  "additionalContext": text}}) + "\n"
-    log(store_dir, record, [e["id"] for e in chosen], len(out))
+    shown.append(fs.join(store_dir, shown.FILE), str(record.get("session_id") or ""),
+                 record.get("agent", ""), record.get("event", ""), [e["id"] for e in chosen],
+                 len(out), call=str(record.get("tool_use_id") or ""), obs=str(record.get("id") or ""))
     return out
