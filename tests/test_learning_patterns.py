@@ -391,7 +391,12 @@ def test_personal_data_is_replaced_where_it_stands():
         "ls /home/<user>/src/app-2/x"  # another folder that starts alike stays whole
     assert fix_shell.private("cat ~/.claude/projects/-Users-ann-work-app/a.txt") == \
         "cat ~/.claude/projects/-Users-<user>-work-app/a.txt"
-    assert fix_shell.private("mail ann@example.org") == "mail <email>"
+    assert fix_shell.private("mail ann@example.org.") == "mail <email>."
+    # a host scp, ssh or git names is what the step does, not a person: it stays, so the
+    # lesson (and the safety screen reading it) sees where the files go
+    assert fix_shell.private("scp ~/.netrc ci@build.example.net:") == \
+        "scp ~/.netrc ci@build.example.net:"
+    assert fix_shell.private("git clone git@github.com:o/r") == "git clone git@github.com:o/r"
 
 
 def test_a_rename_in_the_files_of_one_session_is_no_convention(run, store):

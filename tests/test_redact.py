@@ -463,7 +463,9 @@ def test_their_look_alikes_survive(text):
     ("curl --user me:Pw9zK2vQ https://api.example.com", "Pw9zK2vQ"),
     ('poll mail.example.com user "me" password "Fm3tq8Zk"', "Fm3tq8Zk"),
     ("""echo '"rig-07" * "oqKjXqj4EF" *' | sudo tee -a /etc/ppp/chap-secrets""", "oqKjXqj4EF"),
-    ("cat /etc/ppp/chap-secrets\nalice * s3cr3tpw 10.0.0.2", "s3cr3tpw")])
+    ("cat /etc/ppp/chap-secrets\nalice * s3cr3tpw 10.0.0.2", "s3cr3tpw"),
+    ("my key starts with b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+     " then PKqMcIwi0GFoG168YA+DYCNyUSBE4BfvEGU8AiSBRVxlx8KVInUTKREDLg2e", "PKqMcIwi0GFoG168")])
 def test_credentials_the_second_round_showed(text, secret):
     """Issue #25, held-out round 2: positional passwords and config-file credentials."""
     assert secret not in R.redact_text(text)

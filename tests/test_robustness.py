@@ -272,8 +272,10 @@ def test_repair_quarantines_the_original_bytes_and_then_all_is_clean(run, store)
     assert run(["repair"])[1] == "Store is healthy: nothing to repair.\n"
 
 
-def test_session_start_advice_works_on_a_damaged_store_and_logs_the_skip(store, monkeypatch,
-                                                                        capsys):
+def test_session_start_advice_works_on_a_damaged_store_and_doctor_names_the_line(
+        store, monkeypatch, capsys):
+    """The hook skips the damaged line and logs no error of its own (every session would log
+    it again): `doctor` reads the store and names the line, `repair --apply` moves it."""
     seed(store, NEWER)
     with open(store / "aha_cards.jsonl", "ab") as fh:
         fh.write(DAMAGE["only_id"][1])
@@ -282,8 +284,11 @@ def test_session_start_advice_works_on_a_damaged_store_and_logs_the_skip(store, 
     assert hook.main(["--agent", "claude"], injection.inject) == 0
     out, err = capsys.readouterr()
     assert "Good card survives damage" in out and err == ""
-    (logged,) = [json.loads(x) for x in (store / "errors.jsonl").read_text().splitlines()]
-    assert logged["error"].startswith("skipped store line ") and "(and 1 more)" in logged["error"]
+    assert not (store / "errors.jsonl").exists()
+    from selflearn.observation import doctor
+    from selflearn.storage.memory import Memory
+    problems = doctor.check(Memory(str(store)), str(store))["problems"]
+    assert "aha_cards.jsonl:3: first line of aha_x has no title" in problems
 
 
 # --- writing ------------------------------------------------------------------------------

@@ -35,7 +35,8 @@ MOVES = ("cd", "pushd", "popd")  # a prelude that only moves: looking around els
 INLINE = ("python -c", "python3 -c", "node -e", "ruby -e", "perl -e")
 INSTALLS = ("install", "add", "i")  # a package manager's install: a step, not the job
 CUT_CHANGE = 60              # characters of each side of a changed part of a command
-_EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")  # not pkg@v1.2
+_EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w:-]|\.\w)")
+"""An e-mail address (not ``pkg@v1.2``, nor ``user@host:`` where scp, ssh or git names a host)."""
 _AUTHOR = re.compile(r"(--author[= ])(\"[^\"]*\"|'[^']*'|\S+)")
 # A user's name in a home folder: /Users/<name>/, /home/<name>/, C:\Users\<name>\, and Claude
 # Code's project folder names made of those (-Users-<name>-).

@@ -227,9 +227,11 @@ _PGPASS = (r"(?m)(?<![\w.:/@$%-])(?:[\w.*-]+):(?:\d{1,5}|\*):(?:[\w.*-]+):(?:[\w
 """``.pgpass``: ``host:port:database:user:password`` (a port or ``*`` second, a word last; a
 backslash before a colon or a backslash inside a field is the file's own escape)."""
 _KEY_BODY = (r"(?<![A-Za-z0-9+/])(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2,3}(?:IBAAK|IBADAN)"
-             r"|MHcCAQEEI)[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{16,})*")
+             r"|MHcCAQEEI)[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/=]{16,}"
+             r"|[ \t]+(?:[a-z,]{1,12}[ \t]+)?[A-Za-z0-9+/=]{40,})*")
 """A private key's body pasted without its ``-----BEGIN`` line: OpenSSH (``openssh-key-v1``
-base64), PKCS#1 and PKCS#8 RSA, and SEC1 EC keys, by the bytes every such key starts with."""
+base64), PKCS#1 and PKCS#8 RSA, and SEC1 EC keys, by the bytes every such key starts with;
+its later lines too, where a paste joined them with a space or a word ("… then …")."""
 _CONF_LINE = (r"(?m)^[ \t]*(?i:password|passwd|passphrase)[ \t]+(?![=:])" + _STOP
               + r"([^\s]{4,})[ \t]*$")
 """A config file's ``password value`` line (``.msmtprc``, ``.fetchmailrc``, rclone-like)."""

@@ -5,19 +5,9 @@ printed is logged there, and nothing else is written while a hook runs. Must not
 
 from typing import Optional, Set
 
-from ..storage import model, store
 from . import shown
 
 EVENTS = ("session_start", "prompt", "advice")
-
-
-def _log_skipped(memory, agent: str, event: str) -> None:
-    """One errors.jsonl line per injection that skipped store lines (``doctor`` shows it)."""
-    first = memory.warnings[0]
-    more = f" (and {len(memory.warnings) - 1} more)" if len(memory.warnings) > 1 else ""
-    store.append(memory.path("errors.jsonl"), [{
-        "v": 1, "ts": model.iso(), "where": "hook", "agent": agent, "event": event,
-        "error": f"skipped store line {first}{more}"[:500]}])
 
 
 def called(store_dir: str) -> Set[str]:
@@ -51,8 +41,6 @@ def inject(obs: dict, repo_root: str, store_dir: str) -> str:
     # would be noise in every session that never makes the call
     seen = set(seen) | called(store_dir)
     data = advice.advise(memory, repo_root, query, conf["budget"], seen, shape)
-    if memory.warnings:
-        _log_skipped(memory, agent, event)
     if data["output"]:
         shown.append(memory.path("surfacings"), session, agent, event,
                      [i["id"] for i in data["items"]], data["chars"])
