@@ -73,8 +73,8 @@ def lines(path: Path) -> list:
 def test_the_loop_closes_with_no_command_typed(repo, store):
     """Two sessions fail and recover; the third gets the fix with its failing call, once."""
     assert not any(push_session("s1", DAY1, repo, "feat-a"))  # nothing learned yet
-    table = lines(store / "triggers.jsonl")
-    assert [t["family"] for t in table] == ["git push"]  # learned at the end of session 1
+    head, *table = lines(store / "triggers.jsonl")
+    assert list(head) == ["cards"] and [t["family"] for t in table] == ["git push"]  # learned at the end of session 1
     state = json.loads((store / "maintain_state.json").read_text())
     assert state["last_result"]["trigger"] == "session-end"
     push_session("s2", DAY2, repo, "feat-b")
@@ -286,8 +286,31 @@ def test_a_rejected_lesson_leaves_its_calls_at_once(repo, store, run):
          "solution_steps": ["run `make clean` first"], "call": {"family": "make"}}]})
     triggers.refresh(Memory(str(store)), str(repo))
     assert run(["aha-status", "--id", "aha_a", "--status", "rejected"])[0] == 0
-    assert [t["id"] for t in map(json.loads, (store / "triggers.jsonl").read_text()
-                                 .splitlines())] == ["aha_b"]
+    assert [t["id"] for t in lines(store / "triggers.jsonl")[1:]] == ["aha_b"]
+
+
+@pytest.mark.parametrize("change", ["rewritten", "edited in place"])
+def test_a_lesson_whose_card_changed_since_the_table_is_not_said(repo, store, change):
+    """The table is derived: a card the agent rewrote (a new line for its id) or a file edited
+    in place (same size) is not said from the old table until learning rebuilds it."""
+    seed_payload({"aha_cards": [
+        {"id": "aha_a", "title": "`make` fails", "status": "accepted",
+         "solution_steps": ["run `make warm` first"], "call": {"family": "make"}},
+        {"id": "aha_b", "title": "`make` fails too", "status": "accepted",
+         "solution_steps": ["run `make deps` first"], "call": {"family": "make"}}]})
+    triggers.refresh(Memory(str(store)), str(repo))
+    table = jit.table(str(store))
+    chosen = [{"id": "aha_a"}, {"id": "aha_b"}]
+    assert jit.current(str(store), table, chosen) == chosen
+    cards = store / "aha_cards.jsonl"
+    if change == "rewritten":
+        seed_payload({"aha_cards": [{"id": "aha_a", "title": "`make` fails", "status": "rejected",
+                                     "solution_steps": ["run `make warm` first"]}]})
+        assert jit.current(str(store), table, chosen) == [{"id": "aha_b"}]
+    else:
+        data = cards.read_bytes()
+        cards.write_bytes(data.replace(b'"accepted"', b'"rejected"', 1))
+        assert jit.current(str(store), table, chosen) == []
 
 
 def test_a_path_the_lessons_own_steps_make_is_not_stale(repo):

@@ -462,6 +462,8 @@ def test_their_look_alikes_survive(text):
     ("user = me:Pw9zK2vQ", "Pw9zK2vQ"),
     ("curl --user me:Pw9zK2vQ https://api.example.com", "Pw9zK2vQ"),
     ('poll mail.example.com user "me" password "Fm3tq8Zk"', "Fm3tq8Zk"),
+    ("poll imap.example.io protocol IMAP user qa password Q9pLU4GWH7 ssl", "Q9pLU4GWH7"),
+    ('~/.curlrc holds: user = "deploy:L2HsWtmQXU"', "L2HsWtmQXU"),
     ("""echo '"rig-07" * "oqKjXqj4EF" *' | sudo tee -a /etc/ppp/chap-secrets""", "oqKjXqj4EF"),
     ("cat /etc/ppp/chap-secrets\nalice * s3cr3tpw 10.0.0.2", "s3cr3tpw"),
     ("my key starts with b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
@@ -476,6 +478,7 @@ def test_credentials_the_second_round_showed(text, secret):
     "set -x PATH /usr/local/bin $PATH", "rabbitmqctl list_users",
     "user = www-data", "requirepass $REDIS_PASSWORD",
     "htpasswd -D /etc/nginx/.htpasswd admin",
-    "/etc/ppp/chap-secrets has four columns: client server secret IP"])
+    "/etc/ppp/chap-secrets has four columns: client server secret IP",
+    "user alice forgot the password reset flow"])
 def test_their_ordinary_neighbours_survive(text):
     assert R.redact_text(text) == text

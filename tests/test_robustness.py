@@ -700,8 +700,10 @@ def test_record_behind_another_writers_lock_waits_a_bounded_time(run, store, mon
     assert (store / "aha_cards.jsonl").read_bytes() == before
 
 
-@pytest.mark.parametrize("claim", ["human", "Human ", "lifecycle"])
+@pytest.mark.parametrize("claim", ["human", "Human ", "lifecycle", "promote", "miner",
+                                   "HU\u200bMAN", "\u0440erson"])  # zero width, Cyrillic р
 def test_a_payload_never_claims_a_persons_use(run, store, claim):
+    """Only a person's command and the tool's own steps write these sources."""
     run(["record"], json.dumps({"aha_cards": [{"id": "aha_u", "title": "a lesson"}]}))
     code, _, err = run(["record"], json.dumps({"used_aha_ids": ["aha_u"], "usage_source": claim}))
     assert code == 2 and "usage_source" in err and "nothing was written" in err

@@ -113,7 +113,7 @@ def test_the_loop_closes_with_no_command_typed(claude_binary, workspace):
     seen = [i for i, text in enumerate(requests)
             if "Learned note" in text and "settings.example.yaml" in text]
     assert seen and seen[0] <= 1, requests  # with the failing call's result at the latest
-    lesson = json.loads((store / "triggers.jsonl").read_text().splitlines()[0])["id"]
+    lesson = json.loads((store / "triggers.jsonl").read_text().splitlines()[1])["id"]
     assert requests[seen[0]].count(lesson) == 1
 
 

@@ -136,8 +136,9 @@ def check_payload(payload, known) -> Tuple[dict, List[str]]:
     return ids, problems
 
 
-TOOL_SOURCES = ("human", "lifecycle", "reinforce", "person")
-"""Signal sources only a person's command or the tool itself writes."""
+TOOL_SOURCES = ("human", "person", "cli", "lifecycle", "reinforce", "miner", "feedback",
+                "backport", "promote", "decay", "maintain")
+"""Signal sources only a person's command or the tool itself writes (and its steps' names)."""
 
 
 def agent_problems(payload) -> List[str]:

@@ -369,14 +369,15 @@ RULES = (
     ("password", ("requirepass", "masterauth"),  # redis.conf, and CONFIG SET requirepass
      r"\b(?:requirepass|masterauth)[ \t]+['\"]?" + _STOP + r"([^\s'\"]{4,})"),
     ("password", (("~user", ":"),),  # .curlrc / curl -u user:password
-     r"(?m)(?:^[ \t]*(?:user|proxy-user)[ \t]*=?[ \t]*|--(?:proxy-)?user[ \t=]+)['\"]?"
+     r"(?m)(?:^[ \t]*(?:user|proxy-user)[ \t]*=?[ \t]*|\b(?:user|proxy-user)[ \t]*=[ \t]*"
+     r"|--(?:proxy-)?user[ \t=]+)['\"]?"
      r"[^\s:'\"]+:(?!\[REDACTED)([^\s'\"]{4,})"),
     ("password", ("chap-secrets", "pap-secrets"),  # ppp: client server secret addresses
      r"""(?m)(?:^|['"])[ \t]*"?[\w.@-]+"?[ \t]+(?:\*|"?[\w.-]+"?)[ \t]+"""
      r"""(?:"(?!\[REDACTED)([^"\n]{4,})"|(?!\[REDACTED|\*)([^\s"']{4,}))[ \t]+(?:\*|[\d.]+)"""),
     ("password", (("~password", "~user"),),  # .fetchmailrc: user "u" password "p" on one line
-     r"\b(?i:user(?:name)?)[ \t]+\S+[^\n]{0,80}?\b(?i:password)[ \t]+(['\"])(?!\[REDACTED)"
-     r"([^'\"\n]{4,})\1"),
+     r"\b(?i:user(?:name)?)[ \t]+\S+[^\n]{0,80}?\b(?i:password)[ \t]+(?:(['\"])(?!\[REDACTED)"
+     r"([^'\"\n]{4,})\1|(?!\[REDACTED)(?=[^\s'\"]*\d)([^\s'\"]{6,}))"),  # unquoted: a digit in it
 )
 
 

@@ -26,6 +26,7 @@ from . import shown
 
 FILE = "triggers.jsonl"
 MAX_BYTES = 256 * 1024    # a larger table is not read (the writer keeps it far below)
+MAX_NEW = 4 * 1024 * 1024  # cards appended since the table was built that a match still reads
 PER_CALL = 2              # lessons shown at one call
 STRONG = 0.8              # share of a trigger's error words that shows it at a failure of
                           # any family (the error says it all: pip3, pip, python -m pip)
@@ -112,6 +113,29 @@ def by_error(table: bytes, errors: set, found: list) -> list:
     return out
 
 
+def current(store_dir: str, table: bytes, chosen: list) -> list:
+    """``chosen`` minus the lessons whose card changed since the table was built, so a note a
+    person rejected or the agent rewrote is not said from an old table. The table's first line
+    names the cards file as it was; lines appended since are searched for the lessons' ids;
+    a file edited in place, replaced or compacted shows nothing until learning rebuilds it."""
+    if not table.startswith(b'{"cards": '):
+        return chosen  # a table from before the first line was written: as it says
+    try:
+        dev, ino, size, ctime = fastjson.loads(table[:table.find(b"\n")].decode("utf-8"))["cards"]
+        fd = fs.open_fd(fs.join(store_dir, "aha_cards.jsonl"), fs.O_RDONLY | fs.O_NOFOLLOW)
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return []
+    try:
+        st = fs.fstat(fd)
+        if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size or \
+                st.st_size - size > MAX_NEW or (st.st_size == size and st.st_ctime_ns != ctime):
+            return []
+        new = fs.pread(fd, st.st_size - size, size) if st.st_size > size else b""
+    finally:
+        fs.close(fd)
+    return [e for e in chosen if fastjson.dumps(e["id"]).encode("utf-8") not in new]
+
+
 def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
             hook_event: str = "") -> str:
     """What the hook prints for a tool call or a failure ("" when no lesson's trigger fits)."""
@@ -136,7 +160,7 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
         return ""
     seen = shown.in_session(fs.join(store_dir, shown.FILE), str(record.get("session_id") or ""))
     chosen = [e for e in dict((e["id"], e) for e in fit if e["id"] not in seen).values()]
-    chosen = chosen[:PER_CALL]
+    chosen = current(store_dir, lines, chosen)[:PER_CALL]
     if not chosen:
         return ""
     text = "\n".join(e["note"].rstrip("\n") for e in chosen) + "\n"

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional
 
 from ..learning import lifecycle
 from ..storage import model, store
+from ..storage import posixfs as fs
 from . import advice, jit
 
 MAX_LINES = 200              # lessons in the table (best first)
@@ -122,14 +123,20 @@ def build(memory, repo_root: str, now: float) -> List[dict]:
 
 
 def refresh(memory, repo_root: str) -> dict:
-    """Rewrite the table from the store; how many lessons it holds and where."""
+    """Rewrite the table from the store; how many lessons it holds and where. Its first line
+    names the cards file as it was before the read (``jit.current`` compares it)."""
+    try:
+        st = fs.stat(memory.path("cards"))
+        head = {"cards": [st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns]}
+    except OSError:
+        head = {"cards": [0, 0, 0, 0]}
     lines = build(memory, repo_root, model.now())
-    data = b"".join(store.encode(line) for line in lines)
+    data = b"".join(store.encode(line) for line in [head] + lines)
     path = memory.path(jit.FILE)
     if len(data) > jit.MAX_BYTES:  # never reached with MAX_LINES short notes; keep it readable
         data = data[:data.rfind(b"\n", 0, jit.MAX_BYTES) + 1]
     store.atomic_write(path, data)
-    return {"path": path, "lessons": data.count(b"\n")}
+    return {"path": path, "lessons": data.count(b"\n") - 1}
 
 
 def drop(memory, ids) -> None:
