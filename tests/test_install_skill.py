@@ -122,3 +122,17 @@ def test_a_damaged_manifest_or_a_file_in_the_way_is_refused(run, tmp_path):
     (tmp_path / "file").write_text("x")
     code, _, err = run(["install-skill", "--to", str(tmp_path / "file")])
     assert code == 2 and err.endswith(f"{tmp_path / 'file'} is not a folder; nothing was written\n")
+
+
+def test_a_linked_folder_in_the_repository_is_never_written_through(run, tmp_path):
+    """Issue #25: a repository may commit `.claude/skills` as a link to anywhere."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".claude").mkdir()
+    outside.mkdir()
+    (repo / ".claude" / "skills").symlink_to(outside)
+    code, out, err = run(["install-skill", "--to", str(repo / ".claude/skills/self-learning-skills")])
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert f"{repo / '.claude' / 'skills'} is a symbolic link" in err
+    assert list(outside.iterdir()) == []
+    assert len(install(run, outside / "self-learning-skills")["add"]) > 100  # the folder itself

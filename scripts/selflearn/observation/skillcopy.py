@@ -59,6 +59,23 @@ def _manifest(dest: str) -> Dict[str, str]:
                      "files it listed, then install again)")
 
 
+def _linked(dest: str) -> str:
+    """The first folder or file from ``dest``'s repository (the nearest folder holding
+    ``.git``) down to ``dest`` that is a symbolic link, or ""; outside a repository, ``dest``
+    and its parent."""
+    parts, top = dest.rstrip(os.sep).split(os.sep), 0
+    for n in range(len(parts), 0, -1):
+        if os.path.lexists(os.sep.join(parts[:n] + [".git"])):
+            top = n
+            break
+    top = top or max(1, len(parts) - 1)
+    for n in range(top + 1, len(parts) + 1):
+        path = os.sep.join(parts[:n])
+        if os.path.islink(path):
+            return path
+    return ""
+
+
 def plan(source: str, dest: str) -> dict:
     """What an install of ``source`` into ``dest`` adds, updates, keeps and removes."""
     source, dest = os.path.realpath(source), os.path.abspath(dest)
@@ -68,6 +85,11 @@ def plan(source: str, dest: str) -> dict:
                          "<repo>/.claude/skills/self-learning-skills")
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UsageError(f"install-skill: {dest} is not a folder; nothing was written")
+    link = _linked(dest)
+    if link:
+        raise UsageError(f"install-skill: {link} is a symbolic link (a repository may commit one "
+                         "that points anywhere); nothing was written: pass the folder it points "
+                         "to if that is where the skill belongs")
     old, files = _manifest(dest), wanted(source)
     out: dict = {"to": dest, "source": source, "add": [], "update": [], "keep": [],
                  "remove": [], "left": [], "conflicts": [], "sha": {}}
