@@ -6,9 +6,10 @@ sessions go through `ingest-transcripts` -> `maintain --force` (which mines) in-
 mined card is then judged by bench/learning/labels.json (useful / vague / noise / wrong, first
 rule that matches the card's project, kind and text wins; a card no rule matches is
 `unlabelled`) and the hand-written gold lessons of bench/learning/gold.json are looked for
-among the useful cards. Prints one row per project and the totals, then the held-out
-sessions (manifest ``set: held-out``: their gold was written before the miner saw them, and
-no rule was tuned on them) in rows of their own.
+among the useful cards. Each set of the manifest is a group of its own: its projects' rows and
+a total (``total`` for the tuning set, the sessions without a ``set``, which the rules were
+written from; the set's name for the others, e.g. ``held-out`` and ``held-out-2``, whose gold was
+written before the miner saw them). What each set is: ``sets`` in the manifest.
 Usage: python3 bench/learning_quality.py [--format text|json] [--show]
 """
 import argparse
@@ -29,6 +30,22 @@ from selflearn.cli import parser as cli  # noqa: E402
 from selflearn.storage import store  # noqa: E402
 
 LABELS = ("useful", "vague", "noise", "wrong", "unlabelled")
+TUNING = "tuning"  # the set of the sessions the manifest gives no `set`
+
+
+def set_of(session: dict) -> str:
+    return session.get("set", TUNING)
+
+
+def sets(manifest: dict) -> List[str]:
+    """The manifest's sets in order of first appearance, the tuning set first: each one is
+    reported apart, so a set nobody tuned on is never averaged into one that was."""
+    return list(dict.fromkeys([TUNING] + [set_of(s) for s in manifest["sessions"]]))
+
+
+def total_name(group: str) -> str:
+    """The name of a set's total row (``total`` for the tuning set, as the figures always had)."""
+    return "total" if group == TUNING else group
 
 
 def load(name: str) -> dict:
@@ -118,20 +135,23 @@ def measure() -> dict:
             else:
                 os.environ[k] = v
     found = {g["id"]: gold_found(g, judged) for g in gold["gold"]}
-    held = {s["project"] for s in manifest["sessions"] if s.get("set") == "held-out"}
-    rows = []
-    for group, members in (("total", [p for p in projects if p not in held]),
-                           ("held-out", [p for p in projects if p in held])):
-        for project in members + [group]:
-            scope = members if project == group else [project]
-            rows.append(_row(project, scope, manifest, judged, gold["gold"], found))
-    total = next(r for r in rows if r["project"] == "total")
-    held_row = next(r for r in rows if r["project"] == "held-out")
+    group_of = {s["project"]: set_of(s) for s in manifest["sessions"]}
+    rows, shares = [], {}
+    for group in sets(manifest):
+        members, name = [p for p in projects if group_of[p] == group], total_name(group)
+        if not members:
+            continue
+        for project in members + [name]:
+            scope = members if project == name else [project]
+            rows.append(dict(_row(project, scope, manifest, judged, gold["gold"], found), set=group))
+        total = rows[-1]
+        shares[group] = {"about": manifest.get("sets", {}).get(group, ""), "wrong": total["wrong"],
+                         "useful_share": _share(total["useful"], total["mined"]),
+                         "gold_share": _share(total["gold_found"], total["gold"])}
+    tuning = shares.get(TUNING, {})
     return {"schema": 1, "rows": rows, "gold_found": found,
-            "useful_share": _share(total["useful"], total["mined"]),
-            "gold_share": _share(total["gold_found"], total["gold"]),
-            "held_out": {"useful_share": _share(held_row["useful"], held_row["mined"]),
-                         "gold_share": _share(held_row["gold_found"], held_row["gold"])},
+            "useful_share": tuning.get("useful_share", 0.0),
+            "gold_share": tuning.get("gold_share", 0.0), "sets": shares,
             "lessons": [{"project": j["project"], "label": j["label"], "title": j["card"].get("title"),
                          "steps": j["card"].get("solution_steps") or [], "key": j["card"].get("key"),
                          "status": j["card"].get("status"), "confidence": j["card"].get("confidence")}
@@ -161,13 +181,10 @@ def render(data: dict, show: bool) -> List[str]:
         lines.append("{:<20}{:>9}{:>7}{:>8}{:>7}{:>7}{:>7}{:>11}{:>9}".format(
             r["project"], r["sessions"], r["mined"], r["useful"], r["vague"], r["noise"],
             r["wrong"], r["unlabelled"], f"{r['gold_found']}/{r['gold']}"))
-    total = next(r for r in data["rows"] if r["project"] == "total")
-    held = next(r for r in data["rows"] if r["project"] == "held-out")
-    lines.append(f"useful: {data['useful_share']:.0%} of mined lessons; gold found: "
-                 f"{data['gold_share']:.0%}; wrong: {total['wrong']}")
-    lines.append(f"held-out (sessions never used to write the rules): useful "
-                 f"{data['held_out']['useful_share']:.0%}; gold found "
-                 f"{data['held_out']['gold_share']:.0%}; wrong: {held['wrong']}")
+    for group, share in data["sets"].items():
+        name = "useful" if group == TUNING else f"{group} ({share['about']}): useful"
+        lines.append(f"{name}: {share['useful_share']:.0%} of mined lessons; gold found: "
+                     f"{share['gold_share']:.0%}; wrong: {share['wrong']}")
     if show:
         for j in data["lessons"]:
             lines.append(f"  [{j['label']}] {j['project']}: {j['title']}"

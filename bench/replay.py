@@ -20,7 +20,8 @@ derived from gold.json), how many the episode finder found and how many the Stop
 question named; `--answer` lets a scripted agent answer that question with the gold lesson
 the episode states (the lesson an agent that lived through it would write), so the replay
 shows what reaches the next sessions when the agent answers.
-Usage: python3 bench/replay.py [--set tuning|held-out|all] [--project P] [--show]
+Each set of the manifest (tuning, held-out, held-out-2, ...) gets a total row of its own.
+Usage: python3 bench/replay.py [--set all|tuning|held-out|held-out-2|...] [--project P] [--show]
                                [--format text|json] [--maintain-after-session] [--answer]
 """
 import argparse
@@ -37,8 +38,10 @@ from typing import Dict, List, Optional
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "bench", "learning")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
 
 import self_learning  # noqa: E402
+from learning_quality import set_of, sets  # noqa: E402
 from selflearn.cli import parser as cli  # noqa: E402
 from selflearn.observation import commands  # noqa: E402
 
@@ -496,7 +499,7 @@ def measure(which: str, only: str, maintain_after: bool, answers: bool = False) 
     repeats = [r for r in load("repeats.json").get("repeats", []) if not r.get("first")]
     projects: Dict[str, List[dict]] = {}
     for s in manifest["sessions"]:
-        group = s.get("set", "tuning")
+        group = set_of(s)
         if (which != "all" and group != which) or (only and s["project"] != only):
             continue
         projects.setdefault(s["project"], []).append(dict(s, started=s.get("started") or started(
@@ -542,7 +545,7 @@ def measure(which: str, only: str, maintain_after: bool, answers: bool = False) 
     finally:
         for k, v in saved.items():
             setenv(k, v)
-    for group in ("tuning", "held-out"):
+    for group in sets(manifest):
         members = [r for r in rows if r["set"] == group]
         if members:
             rows.append(_total(group, members))
@@ -611,7 +614,8 @@ def render(data: dict, show: bool) -> List[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--set", choices=("tuning", "held-out", "all"), default="all")
+    parser.add_argument("--set", choices=("all", *sets(load("manifest.json"))), default="all",
+                        help="the manifest's set to replay (default: all, with a total per set)")
     parser.add_argument("--project", default="")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--show", action="store_true")

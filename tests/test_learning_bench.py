@@ -1,10 +1,13 @@
 """The fast part of bench/learning_quality.py: real sessions replayed, the goals reached kept.
 
 27 public Claude Code sessions (bench/learning/manifest.json) go through ingest-transcripts,
-mine and maintain, and 40 held-out ones of five other projects apart; the labels and gold lessons are the data files
-next to them. A change that makes a lesson wrong, leaves one unlabelled or loses a useful one
-fails here; label new lessons in bench/learning/labels.json after reading them.
+mine and maintain, and each other set of the manifest apart: 40 held-out ones of five other
+projects, and held-out-2 (29 sessions of three more, never read by anyone changing rules: only
+its structure is checked, its lessons have no labels yet); the labels and gold lessons are the
+data files next to them. A change that makes a lesson wrong, leaves one unlabelled or loses a
+useful one fails here; label new lessons in bench/learning/labels.json after reading them.
 """
+import hashlib
 import importlib.util
 import json
 import os
@@ -14,6 +17,10 @@ _SPEC = importlib.util.spec_from_file_location(
     "learning_quality", os.path.join(REPO, "bench", "learning_quality.py"))
 bench = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(bench)
+_SPEC = importlib.util.spec_from_file_location("replay", os.path.join(REPO, "bench", "replay.py"))
+replay = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(replay)
+FRESH = "held-out-2"  # the set nobody changing rules has read
 
 USEFUL_SHARE = 0.8   # issue 12's goal for mined lessons
 GOLD_SHARE = 0.8     # and for gold lessons found
@@ -41,8 +48,36 @@ def test_the_benchmark_data_is_real_varied_and_sourced():
     assert all(g["session"] in g["seen_in"] and set(g["seen_in"]) <= names for g in gold)
 
 
+def test_each_set_is_described_and_the_fresh_one_is_sourced_with_gold():
+    manifest, gold = bench.load("manifest.json"), bench.load("gold.json")["gold"]
+    assert bench.sets(manifest)[:3] == ["tuning", "held-out", FRESH]
+    assert all(manifest["sets"].get(group) for group in bench.sets(manifest))
+    fresh = [s for s in manifest["sessions"] if s.get("set") == FRESH]
+    assert len(fresh) >= 20 and len({s["project"] for s in fresh}) >= 2
+    for s in fresh:  # the file is the one the manifest names, taken from a public commit
+        with open(os.path.join(bench.DATA, s["file"]), "rb") as fh:
+            assert hashlib.sha256(fh.read()).hexdigest() == s["sha256"]
+        assert s["path"] and s["started"] and s["licence"] == "MIT"
+    written = [g for g in gold if g.get("set") == FRESH]
+    assert {g["project"] for g in written} == {s["project"] for s in fresh}
+    assert {g["session"] for g in written} <= {s["session"] for s in fresh}
+
+
+def test_the_replay_totals_each_set_apart():
+    data = replay.measure(FRESH, "tij", False)
+    assert [(r["project"], r["set"]) for r in data["rows"]] == [
+        ("tij", FRESH), (f"total {FRESH}", FRESH)]
+
+
 def test_the_replayed_sessions_reach_the_goals(monkeypatch):
     data = bench.measure()
+    manifest = bench.load("manifest.json")
+    for group in bench.sets(manifest):  # a total row per set, never mixed into another
+        row = next(r for r in data["rows"] if r["project"] == bench.total_name(group))
+        assert row["set"] == group and row["sessions"] == sum(
+            bench.set_of(s) == group for s in manifest["sessions"])
+    fresh = next(r for r in data["rows"] if r["project"] == FRESH)
+    assert fresh["gold"] == sum(g.get("set") == FRESH for g in bench.load("gold.json")["gold"])
     total = next(r for r in data["rows"] if r["project"] == "total")
     held = next(r for r in data["rows"] if r["project"] == "held-out")
     assert total["sessions"] == 27 and held["sessions"] == 40
