@@ -27,3 +27,15 @@ def test_recall_and_mrr_reach_the_goals():
     assert data["recall_at_5"] >= 0.95, misses
     assert data["mrr"] >= 0.85
     assert data["unanswerable_silent"] == data["unanswerable"]
+
+
+def test_the_real_sets_split_is_what_its_seed_gives():
+    """The held-out half of bench/recall/real was fixed before any query was read: sessions the
+    learning benchmark adds later must not move it."""
+    import json
+    spec = importlib.util.spec_from_file_location(
+        "split", os.path.join(REPO, "bench", "recall", "real", "split.py"))
+    split = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(split)
+    with open(os.path.join(REPO, "bench", "recall", "real", "split.json"), encoding="utf-8") as fh:
+        assert split.compute() == json.load(fh)

@@ -16,6 +16,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "..", "..", "learning", "manifest.json")
 SEED = 27
+# the projects the recall set was drawn from; sessions added to the manifest later (other
+# held-out sets of the learning benchmark) are not part of it
+PROJECTS = ("agentlogs", "claude-code-viewer", "entire-cli", "entire-cli-heldout", "spotter")
 
 
 def group(session: str) -> str:
@@ -24,7 +27,7 @@ def group(session: str) -> str:
 
 def compute() -> dict:
     with open(MANIFEST, encoding="utf-8") as fh:
-        sessions = json.load(fh)["sessions"]
+        sessions = [s for s in json.load(fh)["sessions"] if s["project"] in PROJECTS]
     by_project, held = {}, []
     for s in sessions:
         if s.get("set") == "held-out":
