@@ -72,6 +72,25 @@ error[E0133]: call to unsafe function `std::env::set_var` is unsafe and requires
 error: could not compile `app` (lib) due to 1 previous error"""
 
 
+BIOME = """$ biome check --error-on-warnings
+ at src/a.test.ts format \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501
+
+  \u00d7 Formatter would have printed the following content:
+
+    12 12 \u2502   it("parses", () => {
+    13    \u2502 - \u2192 expect(parse(
+    ······· \u2502
+       13 \u2502 + \u2192 expect(parse("a")).toBe(1);
+
+Checked 40 files in 20ms. No fixes applied.
+Found 1 error.
+check \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501
+
+  \u00d7 Some errors were emitted while running checks.
+
+error: script "lint" exited with code 1"""
+
+
 def fmt_check(colour: bool, line: str) -> str:
     """``cargo fmt --check`` output for one file, with or without terminal colours."""
     bold, red, reset = ("\x1b[1m", "\x1b[31m", "\x1b[0m") if colour else ("", "", "")
@@ -102,9 +121,25 @@ def steps(run) -> list:
     (PYTEST, "FAILED tests/test_cli.py::test_exit_code - assert 1 == 0"),  # not a warning
     ("a.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.", "a.py:1:8: F401 [*] `os` "
                                                                     "imported but unused"),
+    (BIOME, "\u00d7 Formatter would have printed the following content:"),  # not its count line
+    ("Found 2 errors.\nsrc/a.ts\n  error  'x' is never reassigned  prefer-const",
+     "error 'x' is never reassigned prefer-const"),
 ])
 def test_the_cause_is_the_line_that_names_the_error_not_a_wrapper_or_a_footer(output, cause):
     assert causes.cause_line(output) == cause
+
+
+def test_a_formatter_finding_is_one_failure_however_many_files_it_counts(run, store):
+    """The cause is the finding, not ``Found N errors.``: one lesson, however many files."""
+    log = Log(store)
+    for sid, count in (("s1", "Found 4 errors."), ("s2", "Found 1 error.")):
+        log.add(sid, failed("bun run lint 2>&1", BIOME.replace("Found 1 error.", count)), ok=False)
+        log.add(sid, "bun run lint:fix 2>&1")
+        log.add(sid, "bun run lint 2>&1")
+    (card,) = mined(run)
+    assert card["title"] == "`bun run lint` fails with `\u00d7 Formatter would have printed the " \
+                            "following content:`"
+    assert card["solution_steps"][0].startswith("run `bun run lint:fix` before `bun run lint")
 
 
 def test_a_diff_with_or_without_colours_is_one_failure():

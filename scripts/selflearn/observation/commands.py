@@ -23,9 +23,33 @@ RUNNERS = SUBCOMMAND_TOOLS | INTERPRETERS | WRAPPERS | {"xargs", "find", "watch"
 OPTS_WITH_ARG = {"-C", "-c", "-f", "--prefix", "--manifest-path", "--filter", "-p", "-w"}
 
 
+def uncommented(command: str) -> str:
+    """The command without what runs nothing: ``#`` comments (from a word starting with ``#``
+    to the end of its line) and backslash line continuations (``\\`` then a newline)."""
+    if "#" not in command and "\\\n" not in command:
+        return command
+    out, quote, i = [], "", 0
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (not out or out[-1] in " \t\n"):
+            end = command.find("\n", i)
+            i = len(command) if end < 0 else end  # the comment runs to the end of its line
+            continue
+        elif ch == "\\" and command[i + 1:i + 2] == "\n":
+            ch, i = " ", i + 1
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def segments(command: str) -> list:
     """Split a shell line at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes (``2>&1``
-    and ``&>`` are redirections, not separators)."""
+    and ``&>`` are redirections, not separators), its comments left out."""
+    command = uncommented(command)
     parts, buf, quote, i = [], [], "", 0
     while i < len(command):
         ch = command[i]
@@ -44,7 +68,6 @@ def segments(command: str) -> list:
         i += 1
     parts.append("".join(buf))
     return [p.strip() for p in parts if p.strip()]
-
 
 
 def _is_assignment(token: str) -> bool:
