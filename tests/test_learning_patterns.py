@@ -165,6 +165,13 @@ def test_a_test_that_cannot_import_is_no_verdict():
                                       "No module named 'yaml'")
 
 
+def test_a_linters_finding_that_says_what_it_expected_is_no_test_verdict():
+    """markdownlint prints ``[Expected: h2; Actual: h3]``: a rule broken, not a test failing."""
+    line = "docs/a.md:16 error MD001/heading-increment Heading levels should only increment " \
+           "by one level at a time [Expected: h2; Actual: h3]"
+    assert not mine_base.test_verdict(line) and mine_base.test_verdict("Expected: 2, got 3")
+
+
 # --- the fix is the step that changed the outcome ------------------------------------------
 
 MISSING_DOCKER = "Exit code 127\n(eval):1: command not found: docker"
@@ -394,6 +401,86 @@ def test_a_project_mcp_tools_own_error_is_not_noise():
     assert not mine_base.ignored(obs)
 
 
+# --- a lesson only where the recovering call did the failed one's job (#26) ---------------------
+
+RTK = "error: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>\n\nFor more " \
+      "information, try '--help'."
+
+
+def test_a_wrapper_that_cannot_run_a_command_teaches_to_run_it_alone(run, store):
+    """What ran next did another job (`rtk git status` is no test run); the command without
+    the wrapper in front did the job."""
+    log = Log(store)
+    log.add("s1", failed("rtk bun run test 2>&1", RTK, exit_code=2), ok=False)
+    log.add("s1", "rtk git status")
+    log.add("s1", "rtk git diff src/a.ts && rtk git log --oneline -5")
+    log.add("s1", "git diff -- src/a.ts")
+    assert mined(run) == []
+    log.add("s2", failed("rtk bun run test 2>&1", RTK, exit_code=2), ok=False)
+    log.add("s2", "bun run test 2>&1")
+    (card,) = mined(run)
+    assert card["solution_steps"] == ["use `bun run test` instead of `rtk bun run test 2>&1`"]
+
+
+def test_a_look_at_the_code_under_work_is_no_fix_for_it(run, store):
+    """The script being written fails to import; an inline probe of the library, or a listing
+    inside the container, runs next: they look around, they do not do the failed call's job."""
+    log = Log(store)
+    log.add("s1", failed("uv run --group dev python check_server.py",
+                         "Traceback (most recent call last):\n  File \"/w/check_server.py\", line"
+                         " 3, in <module>\nImportError: cannot import name 'SlaveContext' from "
+                         "'modbus.datastore' (/w/.venv/lib/modbus/datastore/__init__.py)"),
+            ok=False)
+    log.add("s1", "uv run --group dev python -c \"from modbus import datastore; "
+                  "print(dir(datastore))\"")
+    log.add("s2", failed("kubectl exec -n test app-0 -c app -- /opt/venv/bin/python3.10 --version",
+                         "error: Internal error occurred: error executing command in container: "
+                         "failed to exec in container: exec: stat /opt/venv/bin/python3.10: no "
+                         "such file or directory"), ok=False)
+    log.add("s2", "kubectl exec -n test app-0 -c app -- ls -la /opt/venv/bin/python")
+    assert mined(run) == []
+
+
+def test_looking_elsewhere_is_no_fix(run, store):
+    """zsh's "no matches found" for a probe whose empty answer was the answer, then another
+    folder listed; a missing file, then another file read: other targets, other jobs."""
+    log = Log(store)
+    log.add("s1", failed("ls /w/plans/12.3-*/*-RESEARCH.md",
+                         "(eval):1: no matches found: /w/plans/12.3-*/*-RESEARCH.md"), ok=False)
+    log.add("s1", "ls /w/plans/12.3-identity/")
+    log.add("s1", failed("cat ~/.claude/current_session.txt", "cat: /home/u/.claude/current_"
+                         "session.txt: No such file or directory"), ok=False)
+    log.add("s1", "cat /w/.git/sessions/2026-01-19.json")
+    assert mined(run) == []
+
+
+def test_a_failure_that_names_no_cause_or_only_counts_teaches_nothing_certain(run, store):
+    log = Log(store)
+    log.add("s1", failed("grep -q 'port: 80' config.yaml", "Exit code 1", exit_code=1), ok=False)
+    log.add("s1", "grep -q 'port: 8080' config.yaml")
+    log.add("s1", failed("npm run lint", "> app@1.0.0 lint\n> eslint src\n\n\u2716 3 problems "
+                                         "(3 errors, 0 warnings)"), ok=False)
+    log.add("s1", "npm run lint -- --fix")
+    assert mined(run) == []
+
+
+def test_two_records_cut_alike_show_what_changed_not_an_empty_step(run, store):
+    """Both records are cut (200 characters) at other words, and the repository path is shown
+    as `<user>`: the step still names the changed interpreter."""
+    path = "PYTHONPATH=/home/jo/" + "/".join(["experiments"] * 10) + "/tool"
+    code = " -c \"from tool.logging_setup import setup_logging; setup_logging(); print('OK')\""
+    log = Log(store)
+    log.add("s1", failed(f"{path} /tmp/tool-venv/bin/python{code}",
+                         "/bin/bash: line 1: /tmp/tool-venv/bin/python: No such file or "
+                         "directory", exit_code=127), ok=False)
+    fixed = f"{path} /tmp/venv/bin/python{code}"
+    log.add("s1", fixed[:fixed.rindex(" ", 0, 200)] + "\u2026")
+    (card,) = mined(run)
+    assert card["solution_steps"][0].startswith(
+        "use `/tmp/venv/bin/python` instead of `/tmp/tool-venv/bin/python` in `PYTHONPATH=")
+    assert fix_shell.difference("a b c\u2026", "a b d\u2026") == ("", "")
+
+
 def test_two_commands_cut_alike_show_what_changed(run, store):
     log = Log(store)
     body = "--title 'Add the parser' --body '" + "x " * 40 + "'"  # past what a step shows
@@ -410,7 +497,7 @@ def test_steps_keep_no_personal_data(run, store):
     log = Log(store)
     log.add("s1", failed("cd /Users/jo/dev/agents && ls docs/",
                          "ls: cannot access 'docs/': No such file or directory"), ok=False)
-    log.add("s1", "cd /Users/jo/dev/agents && ls doc/")
+    log.add("s1", "ls /Users/jo/dev/agents/docs/")
     log.add("s2", failed("git commit --author='Jo Doe <jo@example.org>' -m 'fix'",
                          "fatal: --author 'Jo Doe <jo@example.org>' is not 'Name <email>'"),
             ok=False)

@@ -145,7 +145,7 @@ def _located(line: str) -> bool:
         and " " not in parts[0]
 
 
-def _rule_code(line: str) -> str:
+def rule_code(line: str) -> str:
     """A linter's rule code the line names (``MD040/fenced-code-language``, ``F401`` after a
     location, ``error[E0133]``'s code is scored apart), else ''."""
     words = line.split()
@@ -171,13 +171,13 @@ def _score(line: str) -> int:
         linter = low.rsplit("(", 1)[1][:-1]
         if linter in _LINT_NAMES and low.count(":") >= 3:
             best = max(best, 8)
-    if best < 8 and _rule_code(line):
+    if best < 8 and rule_code(line):
         best = 8  # a linter's rule: a.md:12 MD040/fenced-code-language ..., a.py:1:8: F401 ...
     elif best < 5 and _located(line):
         best = 5  # a compiler's a.go:12:3: message (go hides it behind "[build failed]")
     if low.startswith("failed ") and "::" in low:
         best = max(best, 7)  # pytest's summary: FAILED tests/a.py::test_b - AssertionError
-    if any(g in low for g in _GENERIC) or _count(low):
+    if summary(line):
         best = min(best, 3)  # says that something failed, or how many, not what
     if any(f.strip().endswith("warning") for f in low.split(": ")[:-1][:3]):
         best = min(best, 1)  # a warning: DeprecationWarning: ..., a.rs:3:5: warning: ...
@@ -186,11 +186,14 @@ def _score(line: str) -> int:
     return best
 
 
-def _count(low: str) -> bool:
-    """A count line: ``found 4 errors.``, ``2 errors``, ``✖ 3 problems (3 errors, 0 warnings)``."""
+def summary(line: str) -> bool:
+    """Whether a line only says that something failed (``Command failed``, ``exited with code
+    1``) or how many things did (``Found 4 errors.``, ``✖ 3 problems (3 errors, 0 warnings)``)."""
+    low = line.lower()
     said = low.lstrip("\u2716\u00d7 ").split()
     said = said[1:] if said[:1] == ["found"] else said
-    return len(said) >= 2 and said[0].isdigit() and said[1].startswith(_COUNTED)
+    return any(g in low for g in _GENERIC) or (
+        len(said) >= 2 and said[0].isdigit() and said[1].startswith(_COUNTED))
 
 
 def cause_line(text: str) -> str:
