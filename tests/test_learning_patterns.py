@@ -422,45 +422,39 @@ def test_a_wrapper_that_cannot_run_a_command_teaches_to_run_it_alone(run, store)
     assert card["solution_steps"] == ["use `bun run test` instead of `rtk bun run test 2>&1`"]
 
 
-def test_a_look_at_the_code_under_work_is_no_fix_for_it(run, store):
-    """The script being written fails to import; an inline probe of the library, or a listing
-    inside the container, runs next: they look around, they do not do the failed call's job."""
+# Episodes with no certain fix: (failed command, output), then what ran next.
+NO_CERTAIN_FIX = {
+    # the script being written fails to import; an inline probe of the library runs next
+    "code-under-work": [("uv run --group dev python check_server.py", "Traceback (most recent "
+                         "call last):\n  File \"/w/check_server.py\", line 3, in <module>\n"
+                         "ImportError: cannot import name 'SlaveContext' from 'modbus.datastore' "
+                         "(/w/.venv/lib/modbus/datastore/__init__.py)"),
+                        "uv run --group dev python -c \"from modbus import datastore; "
+                        "print(dir(datastore))\""],
+    # a listing inside the container is no run of the program that was missing there
+    "listing-in-container": [("kubectl exec -n test app-0 -c app -- /opt/venv/bin/python3.10 -V",
+                              "error: Internal error occurred: error executing command in "
+                              "container: exec: stat /opt/venv/bin/python3.10: no such file"),
+                             "kubectl exec -n test app-0 -c app -- ls -la /opt/venv/bin/python"],
+    # zsh's "no matches found" for a probe whose empty answer was the answer
+    "probe-answered": [("ls /w/plans/12.3-*/*-RESEARCH.md",
+                        "(eval):1: no matches found: /w/plans/12.3-*/*-RESEARCH.md"),
+                       "ls /w/plans/12.3-identity/"],
+    "another-file": [("cat ~/.claude/current_session.txt",
+                      "cat: /home/u/.claude/current_session.txt: No such file or directory"),
+                     "cat /w/.git/sessions/2026-01-19.json"],
+    "no-cause": [("grep -q port=80 config.yaml", "Exit code 1"), "grep -q port=8080 config.yaml"],
+    "only-a-count": [("npm run lint", "> app@1.0.0 lint\n> eslint src\n\n\u2716 3 problems (3 "
+                                      "errors, 0 warnings)"), "npm run lint -- --fix"],
+}
+
+
+@pytest.mark.parametrize("calls", NO_CERTAIN_FIX.values(), ids=list(NO_CERTAIN_FIX))
+def test_no_lesson_where_what_ran_next_did_another_job_or_no_cause_shows(run, store, calls):
+    """An uncertain lesson is worse than none: the episode stays for the agent to judge."""
     log = Log(store)
-    log.add("s1", failed("uv run --group dev python check_server.py",
-                         "Traceback (most recent call last):\n  File \"/w/check_server.py\", line"
-                         " 3, in <module>\nImportError: cannot import name 'SlaveContext' from "
-                         "'modbus.datastore' (/w/.venv/lib/modbus/datastore/__init__.py)"),
-            ok=False)
-    log.add("s1", "uv run --group dev python -c \"from modbus import datastore; "
-                  "print(dir(datastore))\"")
-    log.add("s2", failed("kubectl exec -n test app-0 -c app -- /opt/venv/bin/python3.10 --version",
-                         "error: Internal error occurred: error executing command in container: "
-                         "failed to exec in container: exec: stat /opt/venv/bin/python3.10: no "
-                         "such file or directory"), ok=False)
-    log.add("s2", "kubectl exec -n test app-0 -c app -- ls -la /opt/venv/bin/python")
-    assert mined(run) == []
-
-
-def test_looking_elsewhere_is_no_fix(run, store):
-    """zsh's "no matches found" for a probe whose empty answer was the answer, then another
-    folder listed; a missing file, then another file read: other targets, other jobs."""
-    log = Log(store)
-    log.add("s1", failed("ls /w/plans/12.3-*/*-RESEARCH.md",
-                         "(eval):1: no matches found: /w/plans/12.3-*/*-RESEARCH.md"), ok=False)
-    log.add("s1", "ls /w/plans/12.3-identity/")
-    log.add("s1", failed("cat ~/.claude/current_session.txt", "cat: /home/u/.claude/current_"
-                         "session.txt: No such file or directory"), ok=False)
-    log.add("s1", "cat /w/.git/sessions/2026-01-19.json")
-    assert mined(run) == []
-
-
-def test_a_failure_that_names_no_cause_or_only_counts_teaches_nothing_certain(run, store):
-    log = Log(store)
-    log.add("s1", failed("grep -q 'port: 80' config.yaml", "Exit code 1", exit_code=1), ok=False)
-    log.add("s1", "grep -q 'port: 8080' config.yaml")
-    log.add("s1", failed("npm run lint", "> app@1.0.0 lint\n> eslint src\n\n\u2716 3 problems "
-                                         "(3 errors, 0 warnings)"), ok=False)
-    log.add("s1", "npm run lint -- --fix")
+    for call in calls:
+        log.add("s1", failed(*call), ok=False) if isinstance(call, tuple) else log.add("s1", call)
     assert mined(run) == []
 
 

@@ -21,7 +21,7 @@ LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "wh
            "git branch", "git remote", "sed -n", "awk", "jq", "sleep", "true", "date", "env",
            "gh pr view", "gh pr checks", "gh run view", "gh api", "git ls-files",
            "git check-ignore", "git rev-parse", "git worktree list", "git stash list",
-           "git show-ref", "git cat-file", "git config --get", "python3 -c", "python -c")
+           "git show-ref", "git cat-file", "git config --get")  # and inline code (INLINE)
 # An edited file whose name says it configures the build, dependencies or tools.
 CONFIG_FILES = ("package.json", "tsconfig.json", "pyproject.toml", "setup.cfg", "setup.py",
                 "requirements.txt", "cargo.toml", "go.mod", "mix.exs", "gemfile", "makefile",
