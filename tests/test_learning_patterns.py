@@ -458,6 +458,19 @@ def test_no_lesson_where_what_ran_next_did_another_job_or_no_cause_shows(run, st
     assert mined(run) == []
 
 
+def test_discarding_the_changes_is_no_fix_even_among_other_steps(run, store):
+    """`mise run lint` passed once the formatter's changes were thrown away: riskier than the
+    failure, so no lesson; nor one of the steps left beside it (`git stash && git stash pop`)."""
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("mise run fmt && mise run lint", "[lint] cmd/a.go:3:1: File is not "
+                            "properly formatted (gofumpt)\n[lint] ERROR task failed"), ok=False)
+        log.add(sid, "git stash && git stash pop")
+        log.add(sid, "git checkout -- cmd/a.go")
+        log.add(sid, "mise run lint")
+    assert mined(run) == []
+
+
 def test_two_records_cut_alike_show_what_changed_not_an_empty_step(run, store):
     """Both records are cut (200 characters) at other words, and the repository path is shown
     as `<user>`: the step still names the changed interpreter."""

@@ -124,9 +124,9 @@ def miner(agg: dict, setup: Setup) -> Run:
                 _step(entry, f"run `{what}`")  # another subcommand may prepare a re-run
                 return False
             return True
-        if shell and ok and not causes.hidden_success(args) and not sh.looking(args) \
-                and not causes.riskier(args, entry["failed"]) and (
-                    entry["program"] != "missing" or sh.provides(args, entry["fam"])):
+        if shell and ok and not causes.hidden_success(args) and not sh.looking(args) and (
+                entry["program"] != "missing" or sh.provides(args, entry["fam"])):
+            # (a risky step is kept: it makes the fix it is part of one for a person to judge)
             _step(entry, f"run `{cut(sh.private(causes.core(args), setup.repo_root), CUT_ARGS)}`")
         elif obs.get("event") == "tool_success" and obs.get("tool_kind") in ("edit", "write"):
             return _edited(sid, obs, entry, cluster)

@@ -89,7 +89,8 @@ _LINT_NAMES = ("errcheck", "gosec", "govet", "staticcheck", "unused", "gocritic"
                "gofmt", "goimports", "misspell", "prealloc", "gocyclo", "lll", "perfsprint")
 _HINT_STARTS = ("run ", "try ", "use ", "to fix", "please run ", "you may need to run ")
 RISKY = ("--no-verify", "--force", "-f ", "--break-system-packages", "sudo ", "rm -rf",
-         "chmod 777", "--allow-unrelated-histories", "--hard", "--skip-checks")
+         "chmod 777", "--allow-unrelated-histories", "--hard", "--skip-checks",
+         "git checkout -- ", "git restore ", "git clean ")  # (these discard changes)
 _SAFE_FORMS = ("--force-with-lease", "--force-if-includes")
 _HIDERS = ("| head", "| tail", "| grep", "|head", "|tail", "|grep", "|| true", "||true",
            "|| echo", "||echo", "|| :", "2>/dev/null ||", "| wc", "| less", "| sort")
