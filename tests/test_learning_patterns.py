@@ -420,6 +420,7 @@ def test_a_wrapper_that_cannot_run_a_command_teaches_to_run_it_alone(run, store)
     log.add("s2", "bun run test 2>&1")
     (card,) = mined(run)
     assert card["solution_steps"] == ["use `bun run test` instead of `rtk bun run test 2>&1`"]
+    assert not fix_shell.unwrapped("ls -la build", "build")  # an operand run is no unwrapping
 
 
 # Episodes with no certain fix: (failed command, output), then what ran next.

@@ -200,7 +200,9 @@ def unwrapped(failed: str, args: str) -> bool:
     """Whether ``args`` is the failed command without the program in front that was to run it
     (``bun run test`` after ``rtk bun run test`` failed with "unrecognized subcommand")."""
     a, b = flat(failed).split(), flat(args).split()
-    return len(segments(failed)) == 1 and 0 < len(a) - len(b) <= 2 and a[len(a) - len(b):] == b
+    front = a[:len(a) - len(b)]  # the program (and its subcommand), no option: not `ls -la x`
+    return len(segments(failed)) == 1 and 0 < len(front) <= 2 and a[len(front):] == b and \
+        not any(w.startswith("-") for w in front)
 
 
 def operands(args: str, fam: str) -> List[str]:
