@@ -72,6 +72,25 @@ error[E0133]: call to unsafe function `std::env::set_var` is unsafe and requires
 error: could not compile `app` (lib) due to 1 previous error"""
 
 
+BIOME = """$ biome check --error-on-warnings
+ at src/a.test.ts format \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501
+
+  \u00d7 Formatter would have printed the following content:
+
+    12 12 \u2502   it("parses", () => {
+    13    \u2502 - \u2192 expect(parse(
+    ······· \u2502
+       13 \u2502 + \u2192 expect(parse("a")).toBe(1);
+
+Checked 40 files in 20ms. No fixes applied.
+Found 1 error.
+check \u2501\u2501\u2501\u2501\u2501\u2501\u2501\u2501
+
+  \u00d7 Some errors were emitted while running checks.
+
+error: script "lint" exited with code 1"""
+
+
 def fmt_check(colour: bool, line: str) -> str:
     """``cargo fmt --check`` output for one file, with or without terminal colours."""
     bold, red, reset = ("\x1b[1m", "\x1b[31m", "\x1b[0m") if colour else ("", "", "")
@@ -102,9 +121,25 @@ def steps(run) -> list:
     (PYTEST, "FAILED tests/test_cli.py::test_exit_code - assert 1 == 0"),  # not a warning
     ("a.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.", "a.py:1:8: F401 [*] `os` "
                                                                     "imported but unused"),
+    (BIOME, "\u00d7 Formatter would have printed the following content:"),  # not its count line
+    ("Found 2 errors.\nsrc/a.ts\n  error  'x' is never reassigned  prefer-const",
+     "error 'x' is never reassigned prefer-const"),
 ])
 def test_the_cause_is_the_line_that_names_the_error_not_a_wrapper_or_a_footer(output, cause):
     assert causes.cause_line(output) == cause
+
+
+def test_a_formatter_finding_is_one_failure_however_many_files_it_counts(run, store):
+    """The cause is the finding, not ``Found N errors.``: one lesson, however many files."""
+    log = Log(store)
+    for sid, count in (("s1", "Found 4 errors."), ("s2", "Found 1 error.")):
+        log.add(sid, failed("bun run lint 2>&1", BIOME.replace("Found 1 error.", count)), ok=False)
+        log.add(sid, "bun run lint:fix 2>&1")
+        log.add(sid, "bun run lint 2>&1")
+    (card,) = mined(run)
+    assert card["title"] == "`bun run lint` fails with `\u00d7 Formatter would have printed the " \
+                            "following content:`"
+    assert card["solution_steps"][0].startswith("run `bun run lint:fix` before `bun run lint")
 
 
 def test_a_diff_with_or_without_colours_is_one_failure():
@@ -128,6 +163,13 @@ def test_a_failing_test_is_the_code_under_work_not_a_lesson(output):
 def test_a_test_that_cannot_import_is_no_verdict():
     assert not mine_base.test_verdict("FAILED tests/test_a.py::test_b - ModuleNotFoundError: "
                                       "No module named 'yaml'")
+
+
+def test_a_linters_finding_that_says_what_it_expected_is_no_test_verdict():
+    """markdownlint prints ``[Expected: h2; Actual: h3]``: a rule broken, not a test failing."""
+    line = "docs/a.md:16 error MD001/heading-increment Heading levels should only increment " \
+           "by one level at a time [Expected: h2; Actual: h3]"
+    assert not mine_base.test_verdict(line) and mine_base.test_verdict("Expected: 2, got 3")
 
 
 # --- the fix is the step that changed the outcome ------------------------------------------
@@ -359,6 +401,94 @@ def test_a_project_mcp_tools_own_error_is_not_noise():
     assert not mine_base.ignored(obs)
 
 
+# --- a lesson only where the recovering call did the failed one's job (#26) ---------------------
+
+RTK = "error: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>\n\nFor more " \
+      "information, try '--help'."
+
+
+def test_a_wrapper_that_cannot_run_a_command_teaches_to_run_it_alone(run, store):
+    """What ran next did another job (`rtk git status` is no test run); the command without
+    the wrapper in front did the job."""
+    log = Log(store)
+    log.add("s1", failed("rtk bun run test 2>&1", RTK, exit_code=2), ok=False)
+    log.add("s1", "rtk git status")
+    log.add("s1", "rtk git diff src/a.ts && rtk git log --oneline -5")
+    log.add("s1", "git diff -- src/a.ts")
+    assert mined(run) == []
+    log.add("s2", failed("rtk bun run test 2>&1", RTK, exit_code=2), ok=False)
+    log.add("s2", "bun run test 2>&1")
+    (card,) = mined(run)
+    assert card["solution_steps"] == ["use `bun run test` instead of `rtk bun run test 2>&1`"]
+    assert not fix_shell.unwrapped("ls -la build", "build")  # an operand run is no unwrapping
+
+
+# Episodes with no certain fix: (failed command, output), then what ran next.
+NO_CERTAIN_FIX = {
+    # the script being written fails to import; an inline probe of the library runs next
+    "code-under-work": [("uv run --group dev python check_server.py", "Traceback (most recent "
+                         "call last):\n  File \"/w/check_server.py\", line 3, in <module>\n"
+                         "ImportError: cannot import name 'SlaveContext' from 'modbus.datastore' "
+                         "(/w/.venv/lib/modbus/datastore/__init__.py)"),
+                        "uv run --group dev python -c \"from modbus import datastore; "
+                        "print(dir(datastore))\""],
+    # a listing inside the container is no run of the program that was missing there
+    "listing-in-container": [("kubectl exec -n test app-0 -c app -- /opt/venv/bin/python3.10 -V",
+                              "error: Internal error occurred: error executing command in "
+                              "container: exec: stat /opt/venv/bin/python3.10: no such file"),
+                             "kubectl exec -n test app-0 -c app -- ls -la /opt/venv/bin/python"],
+    # zsh's "no matches found" for a probe whose empty answer was the answer
+    "probe-answered": [("ls /w/plans/12.3-*/*-RESEARCH.md",
+                        "(eval):1: no matches found: /w/plans/12.3-*/*-RESEARCH.md"),
+                       "ls /w/plans/12.3-identity/"],
+    "another-file": [("cat ~/.claude/current_session.txt",
+                      "cat: /home/u/.claude/current_session.txt: No such file or directory"),
+                     "cat /w/.git/sessions/2026-01-19.json"],
+    "no-cause": [("grep -q port=80 config.yaml", "Exit code 1"), "grep -q port=8080 config.yaml"],
+    "only-a-count": [("npm run lint", "> app@1.0.0 lint\n> eslint src\n\n\u2716 3 problems (3 "
+                                      "errors, 0 warnings)"), "npm run lint -- --fix"],
+}
+
+
+@pytest.mark.parametrize("calls", NO_CERTAIN_FIX.values(), ids=list(NO_CERTAIN_FIX))
+def test_no_lesson_where_what_ran_next_did_another_job_or_no_cause_shows(run, store, calls):
+    """An uncertain lesson is worse than none: the episode stays for the agent to judge."""
+    log = Log(store)
+    for call in calls:
+        log.add("s1", failed(*call), ok=False) if isinstance(call, tuple) else log.add("s1", call)
+    assert mined(run) == []
+
+
+def test_discarding_the_changes_is_no_fix_even_among_other_steps(run, store):
+    """`mise run lint` passed once the formatter's changes were thrown away: riskier than the
+    failure, so no lesson; nor one of the steps left beside it (`git stash && git stash pop`)."""
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("mise run fmt && mise run lint", "[lint] cmd/a.go:3:1: File is not "
+                            "properly formatted (gofumpt)\n[lint] ERROR task failed"), ok=False)
+        log.add(sid, "git stash && git stash pop")
+        log.add(sid, "git checkout -- cmd/a.go")
+        log.add(sid, "mise run lint")
+    assert mined(run) == []
+
+
+def test_two_records_cut_alike_show_what_changed_not_an_empty_step(run, store):
+    """Both records are cut (200 characters) at other words, and the repository path is shown
+    as `<user>`: the step still names the changed interpreter."""
+    path = "PYTHONPATH=/home/jo/" + "/".join(["experiments"] * 10) + "/tool"
+    code = " -c \"from tool.logging_setup import setup_logging; setup_logging(); print('OK')\""
+    log = Log(store)
+    log.add("s1", failed(f"{path} /tmp/tool-venv/bin/python{code}",
+                         "/bin/bash: line 1: /tmp/tool-venv/bin/python: No such file or "
+                         "directory", exit_code=127), ok=False)
+    fixed = f"{path} /tmp/venv/bin/python{code}"
+    log.add("s1", fixed[:fixed.rindex(" ", 0, 200)] + "\u2026")
+    (card,) = mined(run)
+    assert card["solution_steps"][0].startswith(
+        "use `/tmp/venv/bin/python` instead of `/tmp/tool-venv/bin/python` in `PYTHONPATH=")
+    assert fix_shell.difference("a b c\u2026", "a b d\u2026") == ("", "")
+
+
 def test_two_commands_cut_alike_show_what_changed(run, store):
     log = Log(store)
     body = "--title 'Add the parser' --body '" + "x " * 40 + "'"  # past what a step shows
@@ -375,7 +505,7 @@ def test_steps_keep_no_personal_data(run, store):
     log = Log(store)
     log.add("s1", failed("cd /Users/jo/dev/agents && ls docs/",
                          "ls: cannot access 'docs/': No such file or directory"), ok=False)
-    log.add("s1", "cd /Users/jo/dev/agents && ls doc/")
+    log.add("s1", "ls /Users/jo/dev/agents/docs/")
     log.add("s2", failed("git commit --author='Jo Doe <jo@example.org>' -m 'fix'",
                          "fatal: --author 'Jo Doe <jo@example.org>' is not 'Name <email>'"),
             ok=False)

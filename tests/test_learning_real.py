@@ -244,17 +244,16 @@ def test_a_hidden_or_riskier_success_is_never_a_fix(run, store, fix):
     assert mined(run) == []  # no certain fix: no lesson
 
 
-def test_another_file_is_another_command_and_can_be_the_fix(run, store):
+def test_another_file_is_another_job_not_the_fix(run, store):
+    """Reading the example config after the real one was missing does another job: it is no
+    fix, and an uncertain lesson is worse than none (the episode stays for the agent)."""
     log = Log(store)
     for sid in ("s1", "s2"):
         log.add(sid, failed("cat config/settings.yaml",
                             "Exit code 1\ncat: config/settings.yaml: No such file or directory"),
                 ok=False)
         log.add(sid, "cat config/settings.example.yaml")
-    (card,) = mined(run)
-    assert card["solution_steps"] == ["use `cat config/settings.example.yaml` instead of "
-                                      "`cat config/settings.yaml`"]
-    assert "gotchas" not in card  # not a plain retry
+    assert mined(run) == []
 
 
 def test_other_quoted_text_or_the_failing_part_alone_is_a_retry_and_no_lesson(run, store):
@@ -422,12 +421,14 @@ def test_a_relative_path_missed_after_an_earlier_cd_names_the_folder(run, store)
     log.add("s1", "pnpm add lucide-react")
     log.add("s1", failed("ls -la types/", "ls: cannot access 'types/': No such file or directory",
                          exit_code=2), ok=False)
-    log.add("s1", "ls -la /path/to/Demo")
+    log.add("s1", "ls -la /path/to/Demo")  # another folder: a look around, not the fix
+    assert mined(run) == []
+    log.add("s1", "cd /path/to/Demo && ls -la types/")  # the same folder, from where it is
     (card,) = mined(run)
     assert card["solution_steps"] == [
         "the shell was still in `/path/to/Demo/todo-app` (a `cd` lasts from one call to the "
         "next): relative paths resolve there; use absolute paths",
-        "use `ls -la /path/to/Demo` instead of `ls -la types/`"]
+        "use `cd /path/to/Demo && ls -la types/` instead of `ls -la types/`"]
 
 
 def test_an_absolute_missing_path_or_a_relative_cd_says_nothing_of_the_folder(run, store):

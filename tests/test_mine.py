@@ -87,11 +87,11 @@ PLANTED = {
         "shell|Bash|npm test|Error: Cannot find module <X>",
         lambda r: shell(f"sh -c 'cd /work/p{r.randint(1, 99)} && npm test'", "npm test")),
     "pytest-conftest": (
-        lambda r: shell(f"pytest tests/test_{r.randint(1, 50)}.py -x", "pytest",
+        lambda r: shell(f"pytest tests/ -x -k case{r.randint(1, 50)}", "pytest",
                         f"ImportError while loading conftest '/tmp/pytest-of-u/pytest-"
                         f"{r.randint(1, 900)}/conftest.py'.", exit_code=4),
         "shell|Bash|pytest|ImportError while loading conftest <X>.",
-        lambda r: shell(f"python3 -m pytest tests/test_{r.randint(1, 50)}.py -x",
+        lambda r: shell(f"python3 -m pytest tests/ -x -k case{r.randint(1, 50)}",
                         "python3 -m pytest")),
     "git-push": (
         lambda r: shell(f"git push origin feature-{r.randint(1, 99)}", "git push",

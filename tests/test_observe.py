@@ -167,9 +167,21 @@ def test_real_claude_payload(path):
     ("GOMODCACHE=$(go env GOMODCACHE) && grep -B5 -A15 \"type Config struct\" x | head -40",
      "grep"),
     ("A=$(echo $(pwd)) ls -la", "ls"),
+    # a comment runs nothing (cipher-box: the program was taken as `#`), nor does a `\` newline
+    ("# Reply to the threads\n# 1. header (see diff) && x\ngh api repos/o/r/pulls/8/comments \\\n"
+     "  -F in_reply_to=1 # integer", "gh api"),
+    ("echo ${#x} $# a#b", "echo"),
 ])
 def test_command_family(command, family):
     assert observe.command_family(command) == family
+
+
+def test_a_stored_command_keeps_what_runs_not_its_comments():
+    """``args`` is stored on one line: a leading comment would swallow the command."""
+    obs = observe.normalize({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                             "tool_input": {"command": "# list it\nls -la 'a # b' # all\npwd"},
+                             "tool_response": {"stdout": ""}, "session_id": "s"}, "claude")
+    assert obs["args"] == "ls -la 'a # b' pwd" and obs["family"] == "ls"
 
 
 @pytest.mark.parametrize("text,first_only,code", [

@@ -10,9 +10,10 @@ what proves a fix. Must not import cli or anything above learning.
 
 import re
 from functools import lru_cache
-from typing import List, Tuple
+from typing import List, Sequence, Tuple
 
 from ..observation import causes, observe
+from ..observation.commands import WRAPPERS
 
 # Commands that only look around: never the step that fixed something.
 LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "type",
@@ -20,7 +21,7 @@ LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "wh
            "git branch", "git remote", "sed -n", "awk", "jq", "sleep", "true", "date", "env",
            "gh pr view", "gh pr checks", "gh run view", "gh api", "git ls-files",
            "git check-ignore", "git rev-parse", "git worktree list", "git stash list",
-           "git show-ref", "git cat-file", "git config --get", "python3 -c", "python -c")
+           "git show-ref", "git cat-file", "git config --get")  # and inline code (INLINE)
 # An edited file whose name says it configures the build, dependencies or tools.
 CONFIG_FILES = ("package.json", "tsconfig.json", "pyproject.toml", "setup.cfg", "setup.py",
                 "requirements.txt", "cargo.toml", "go.mod", "mix.exs", "gemfile", "makefile",
@@ -32,7 +33,7 @@ PRELUDE = ("cd", "pushd", "popd", "export", "source", ".", "set", "unset")
 MOVES = ("cd", "pushd", "popd")  # a prelude that only moves: looking around elsewhere
 # Inline programs (``python3 -c '…'``): they look around, unless they work on a file the
 # failed command was about (a compose file checked with Python's yaml module).
-INLINE = ("python -c", "python3 -c", "node -e", "ruby -e", "perl -e")
+INLINE = ("python -c", "node -e", "ruby -e", "perl -e")  # (python3 -c, python3.12 -c too)
 INSTALLS = ("install", "add", "i")  # a package manager's install: a step, not the job
 CUT_CHANGE = 60              # characters of each side of a changed part of a command
 _EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w:-]|\.\w)")
@@ -75,10 +76,18 @@ def resembles(failed_family: str, family: str, args: str) -> bool:
 @lru_cache(maxsize=4096)
 def looking(args: str) -> bool:
     """Whether every part of the command only looks around (``ls``, ``git status``, a
-    ``cd``, ...); ``export`` and ``source`` change what runs next, so they do not."""
+    ``cd``, inline code, ...), also inside a program that runs it (``kubectl exec pod -- ls``,
+    ``uv run python -c '…'``); ``export`` and ``source`` change what runs next, so they do not."""
     segs = segments(args)
-    return not segs or all(seg.split()[0] in MOVES or any(
-        seg == w.strip() or seg.startswith(w.strip() + " ") for w in LOOKING) for seg in segs)
+    return not segs or all(seg.split()[0] in MOVES or inline(seg) or any(
+        part == w or part.startswith(w + " ") for part in (seg, seg.split(" -- ", 1)[-1])
+        for w in LOOKING) for seg in segs)
+
+
+def inline(segment: str) -> bool:
+    """Whether a segment runs code given on its command line (``python -c``, ``node -e``)."""
+    said = [w.rsplit("/", 1)[-1] for w in plain(segment)]
+    return any(f"{a.rstrip('0123456789.')} {b}" in INLINE for a, b in zip(said, said[1:]))
 
 
 def diagnostic(args: str) -> bool:
@@ -138,6 +147,63 @@ def reran(failed: str, args: str) -> bool:
 def where(cmd: str) -> List[str]:
     """The ``cd``/``export``/``source`` parts in front of a command: they change what it does."""
     return [seg for seg in segments(cmd) if seg.split()[0] in PRELUDE]
+
+
+def same_target(failed: str, args: str, fam: str, named: Sequence[str] = ()) -> bool:
+    """Whether a command of the failed one's family does its job: it keeps the failed
+    command's subject (a program without subcommands: its first operand, ``rtk bun`` is not
+    ``rtk git``, ``ls types/`` not ``ls -la /x``) and, when the failed command (or the error,
+    ``named``) named files or folders, at least one of them (by path or name: ``node build.js``
+    in ``assets/`` for ``node assets/build.js``); ``python -c '…'`` for ``python a.py`` is none."""
+    def of(cmd: str) -> List[str]:
+        segs = [seg for seg in segments(cmd) if family_of(seg) == fam] or [
+            seg for seg in segments(cmd) if seg.split()[0] not in PRELUDE]
+        return [w for seg in segs for w in _acted_on(seg, fam)]
+    before, after = of(failed), of(args)
+    if len(fam.split()) == 1 and before and not (after and _same_path(before[0], after[0])):
+        return False
+    paths = [w for w in before if "/" in w or "." in w.strip(".")]
+    return not paths or any(_same_path(p, q) for p in paths + list(named) for q in after)
+
+
+def _acted_on(segment: str, fam: str) -> List[str]:
+    """A segment's words after its program and family that are no option, value of a long
+    option, quoted text, number or assignment."""
+    words = plain(segment)
+    while words and ("=" in words[0] and words[0].split("=", 1)[0].isidentifier()
+                     or words[0] in WRAPPERS or words[0][:1] == "-" or words[0].isdigit()):
+        words.pop(0)  # what runs the program (X=1, sudo -E, timeout 30), not what it acts on
+    rest = words[1:]
+    program = fam.split()[0] if fam else ""
+    if program in rest:  # launched by another program: `python3 -m pytest x` for `pytest x`
+        rest = rest[rest.index(program) + 1:]
+    for word in fam.split()[1:]:
+        if word in rest and "." not in word:  # (a subcommand; `build.js` of `node build.js` stays)
+            rest.remove(word)
+    out, value = [], False
+    for word in rest:
+        if word.startswith("-"):
+            value = word.startswith("--") and "=" not in word and word != "--"
+        elif value:
+            value = False
+        elif word != "<q>" and "=" not in word and not word.isdigit():
+            out.append(word.strip("'\"").rstrip("/"))
+    return out
+
+
+def _same_path(a: str, b: str) -> bool:
+    a, b = a[2:] if a.startswith("./") else a, b[2:] if b.startswith("./") else b
+    return a == b or a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1] or \
+        b.startswith(a + "/") or a.startswith(b + "/")
+
+
+def unwrapped(failed: str, args: str) -> bool:
+    """Whether ``args`` is the failed command without the program in front that was to run it
+    (``bun run test`` after ``rtk bun run test`` failed with "unrecognized subcommand")."""
+    a, b = flat(failed).split(), flat(args).split()
+    front = a[:len(a) - len(b)]  # the program (and its subcommand), no option: not `ls -la x`
+    return len(segments(failed)) == 1 and 0 < len(front) <= 2 and a[len(front):] == b and \
+        not any(w.startswith("-") for w in front)
 
 
 def operands(args: str, fam: str) -> List[str]:
@@ -216,9 +282,8 @@ def same_job(args: str, failed: str, fam: str) -> bool:
                if w not in fam.split() and len(w.strip("'\"./")) > 2]
     if not targets:
         return both_look and not operands(failed, fam)
-    inline = any(flat(args).startswith(i + " ") for i in INLINE)
     on_target = any(s == t or s.startswith(t + "/") for t in targets for s in said)
-    return on_target and (both_look or inline or not looking(args))
+    return on_target and (both_look or inline(flat(args)) or not looking(args))
 
 
 def provides(args: str, fam: str) -> bool:
@@ -236,18 +301,22 @@ def hinted(args: str, hints: List[str]) -> bool:
 
 
 def difference(old: str, new: str) -> Tuple[str, str]:
-    """The part of command ``old`` that ``new`` changed, each side with the word before it
-    (``--base alex/x`` -> ``--base main``); ``('', '')`` when they share no words around it."""
+    """The part of command ``old`` that ``new`` changed, each side with the word before it when
+    that one is short (``--base alex/x`` -> ``--base main``); ``('', '')`` when they share no
+    words around it or differ in nothing both records kept (their cut ``…`` words aside)."""
     a, b = old.split(), new.split()
+    if a[-1:] and b[-1:] and a[-1].endswith("\u2026") and b[-1].endswith("\u2026"):
+        n = min(len(a), len(b)) - 1  # both cut: compare what both kept
+        a, b = a[:n], b[:n]
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
         start += 1
     end = 0
     while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
         end += 1
-    if start == 0 and end == 0:
+    if (start == 0 and end == 0) or a == b:
         return "", ""
-    left = max(0, start - 1)
+    left = start - 1 if start and len(a[start - 1]) <= CUT_CHANGE // 3 else start
     return (_cut(" ".join(a[left:len(a) - end])), _cut(" ".join(b[left:len(b) - end])))
 
 

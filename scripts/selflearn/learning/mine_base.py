@@ -9,6 +9,8 @@ Must not import cli or mine.
 
 from typing import Callable, List, NamedTuple
 
+from ..observation import causes
+
 STATE_FILE = "mine_state.json"  # the miners' checkpoint and aggregates (also read by suggest-skills)
 
 # --- confidence of a lesson from its evidence, shared by the miners (references/LEARNING.md) ---
@@ -85,8 +87,11 @@ SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixtur
 def test_verdict(line: str) -> bool:
     """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
     failing test with a bullet, pytest's summary ``FAILED path::test``, rust a panicking test
-    thread; a suite that failed to run, or a test that could not import, is no verdict)."""
+    thread; a suite that failed to run, a test that could not import, or a linter's finding
+    that says what it expected, ``MD001/heading-increment … [Expected: h2]``, is no verdict)."""
     low = line.lower()
+    if causes.rule_code(line):
+        return False
     if low.startswith("\u25cf ") and "failed to run" not in low:
         return True
     if low.startswith("failed ") and "::" in low.split(" - ", 1)[0]:

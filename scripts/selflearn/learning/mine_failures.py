@@ -4,13 +4,15 @@ Failures are fingerprinted (``fingerprint.of_failure``) and clustered across ses
 shell failure, the next ``FIX_WINDOW`` tool events of the same session are the episode: the
 steps taken and the call that recovered. A lesson is written only where the fix is certain:
 the command the error itself suggested (a hint) succeeding; a succeeding variant of the failed
-command with nothing changed in between (raw arguments compared: a different file is a
-different command, not a retry); the steps taken before the failed command ran again and no
-longer failed that way (installing a dependency, editing a config file); an edit of the file
+command doing its job with nothing changed in between (raw arguments compared: the same
+subject and files, ``fix_shell.same_target``; another file is another job, not a fix), or
+the command without a wrapper that could not run it; the steps taken before the failed
+command ran again and no longer failed that way (installing a dependency, editing a config file); an edit of the file
 the error names that changes what the error is about; a command doing a missing program's
 job. A success whose status is hidden (``| tail``, ``|| true``) proves nothing, a riskier
 variant (``--no-verify``, ``--force``, ``sudo``, ...) is never a fix, and whatever merely
-succeeded next is no fix. Constants are documented in references/LEARNING.md.
+succeeded next is no fix; a failure whose output names no cause (only ``exit code 1`` or a
+count) is no lesson. Constants are documented in references/LEARNING.md.
 """
 
 from typing import Dict, List, Optional
@@ -21,10 +23,12 @@ from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_
 from ..storage.screen import fence
 
 KIND = "failures"
-AGG_VERSION = 4             # 2: cause lines from the whole output, <ref>s, hints, steps;
+AGG_VERSION = 5             # 2: cause lines from the whole output, <ref>s, hints, steps;
                             # 3: the file a failure names, edits of it, programs replaced;
                             # 4: waiting failures as records (edits, files written), folders
-                            # followed through relative cds, only certain fixes
+                            # followed through relative cds, only certain fixes;
+                            # 5: no count line as the cause, no comment as the program, the
+                            # paths an error names kept with a waiting failure
 _SID = b'"session_id": "'  # how fastjson (hooks, transcripts) writes the key
 _CD = b'"args": "cd '        # a shell call starting with cd (moves the shell for later calls)
 
@@ -120,9 +124,9 @@ def miner(agg: dict, setup: Setup) -> Run:
                 _step(entry, f"run `{what}`")  # another subcommand may prepare a re-run
                 return False
             return True
-        if shell and ok and not causes.hidden_success(args) and not sh.looking(args) \
-                and not causes.riskier(args, entry["failed"]) and (
-                    entry["program"] != "missing" or sh.provides(args, entry["fam"])):
+        if shell and ok and not causes.hidden_success(args) and not sh.looking(args) and (
+                entry["program"] != "missing" or sh.provides(args, entry["fam"])):
+            # (a risky step is kept: it makes the fix it is part of one for a person to judge)
             _step(entry, f"run `{cut(sh.private(causes.core(args), setup.repo_root), CUT_ARGS)}`")
         elif obs.get("event") == "tool_success" and obs.get("tool_kind") in ("edit", "write"):
             return _edited(sid, obs, entry, cluster)
@@ -169,9 +173,9 @@ def miner(agg: dict, setup: Setup) -> Run:
         if not sh.resembles(fam, family, args) and not sh.same_family(fam, family, args):
             if ok and entry["program"] and sh.same_job(args, flat, fam):
                 return "instead", core  # the program was missing: this does its job
-            if ok and sh.diagnostic(args):
-                return "diagnostic", core
-            return None
+            if ok and sh.unwrapped(flat, args):
+                return "variant", core  # the program in front could not run it: it ran alone
+            return None  # another job, merely run next
         if ok and (causes.hidden_success(args) or causes.riskier(args, failed)):
             return "skip", ""  # proves nothing, or never to recommend
         if ok and sh.looking(args) and not sh.looking(flat):
@@ -184,8 +188,6 @@ def miner(agg: dict, setup: Setup) -> Run:
             if changed:
                 return "quoted", changed
             return ("done", "") if entry["touched"] else ("retry", "")
-        if ok and sh.looking(flat) and not sh.operands(args, fam):
-            return "skip", ""  # `ls -la` after `ls -la types/` failed: it looked elsewhere
         if not ok:
             if again and entry["steps"] and fingerprint.of_failure(obs)[1] != entry["fp"]:
                 return "steps", steps_text(entry["steps"])  # failed otherwise: steps fixed this
@@ -195,8 +197,13 @@ def miner(agg: dict, setup: Setup) -> Run:
             return "script", f"write the code to `{ran[0].rsplit('/', 1)[-1]}` and run `{core}`"
         if entry["program"] and family.split()[0] != fam.split()[0]:
             return "instead", core  # it was missing, or another one answered: this runs it
-        launched = fam.split()[0] in family.split()[1:]  # `python3 -m pytest` for `pytest`
-        return ("variant" if launched or sh.same_family(fam, family, args) else "program"), core
+        if fam.split()[0] in family.split()[1:] or sh.same_family(fam, family, args):
+            # the same program (or `python3 -m pytest` for `pytest`) on the same target is a
+            # variant; on another one it did another job (`ls b/` after `ls a/`, `rtk git`
+            # after `rtk bun`, `python -c '…'` after `python check.py`)
+            same = sh.same_target(flat, args, fam, entry["paths"])
+            return ("variant", core) if same else ("skip", "")
+        return "program", core
 
     def _step(entry: dict, step: str) -> None:
         if entry["steps"][-1:] != [step]:
@@ -222,8 +229,9 @@ def miner(agg: dict, setup: Setup) -> Run:
             if how == "instead" and entry["program"] != "missing":
                 fix["via"] = entry["program"]  # the program that answered instead
             if how == "variant" and what == entry["failed"]:  # both cut alike: say what changed
-                fix["change"] = sh.difference(entry["flat"], sh.private(
-                    causes.core(str(obs.get("args") or "")), setup.repo_root))
+                fix["change"] = sh.difference(*(sh.private(c, setup.repo_root) for c in (
+                    entry["flat"], causes.core(str(obs.get("args") or "")))))
+                fix["certain"] = fix["certain"] and all(fix["change"])  # (else it shows nothing)
         fix["count"] += 1
         changed.add(entry["fp"])
 
@@ -294,6 +302,7 @@ def miner(agg: dict, setup: Setup) -> Run:
             "hints": [sh.flat(h) for h in str(obs.get("hint") or "").splitlines() if h.strip()],
             "steps": [], "program": "missing" if sh.missing(obs) else sh.replaced(obs, raw),
             "after_cd": sh.after_cd(obs), "named": named, "names": names,
+            "paths": [w.strip("'\"`:,;()") for w in raw.split() if "/" in w],
             "suggested": suggested if named else [],
             "edited": False, "touched": False, "written": []})
         pending[sid] = entries  # re-inserted last: the dict stays least-recent first
@@ -363,6 +372,8 @@ def _certain(c: dict) -> bool:
     """A lesson is written when a fix is certain: in one session for the kinds that prove
     themselves (a hint, a variant, an edit, a missing program's job, ...), else in
     MIN_SESSIONS sessions."""
+    if not c["example"]["error"] or causes.summary(c["example"]["error"]):
+        return False  # no cause to name (`exit code 1`, `Found 4 errors.`): the agent says it
     many = len(c["sessions"]) >= MIN_SESSIONS
     return any(f.get("certain", f.get("how") != "diagnostic") and (
         many or f.get("how") in ONE_SESSION or f.get("missing"))

@@ -23,7 +23,8 @@ _NOISE_PREFIXES = (
     "(this error happened", "husky - ",
 )
 _NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)",
-                   "fatal: the remote end hung up", "[no test files]")
+                   "fatal: the remote end hung up", "[no test files]",
+                   "\u2501\u2501", "\u2500\u2500")  # a heading's rule: `check ━━━━`
 # Status tags of task runners (lint-staged / listr): they say a task ran or failed, never why.
 _STATUS_TAGS = ("[started]", "[completed]", "[failed]", "[skipped]", "[success]", "[title]",
                 "[data]", "[reverted]")
@@ -36,6 +37,7 @@ _MARKERS = (
     ("error ts", 9, "start"),
     ("cannot find module", 9, "in"),    # node / jest / vitest / tsc
     ("** (", 9, "start"),               # elixir / mix: ** (RuntimeError) ...
+    ("\u00d7 ", 6, "start"),             # miette diagnostics (biome, oxlint): × Formatter would ...
     ("err_pnpm_", 9, "in"),             # pnpm:  ERR_PNPM_UNEXPECTED_STORE  Unexpected store ...
     ("diff in ", 8, "start"),           # rustfmt / cargo fmt --check: Diff in src/a.rs at line 3:
     ("' panicked at ", 8, "in"),        # rust: thread 'tests::x' panicked at src/lib.rs:9:5:
@@ -77,13 +79,18 @@ _MARKERS = (
 )
 _GENERIC = ("validation failed", "task failed", "command failed", "build failed", "tests failed",
             "checks failed", "fix these issues", "to rerun pass", "previous error", "script failed",
-            "exited with code", "errors from tasks", "because of errors", "could not compile")
+            "exited with code", "errors from tasks", "because of errors", "could not compile",
+            "errors were emitted")
+# What a count line counts ("Found 4 errors.", "✖ 3 problems (3 errors, 0 warnings)"): it says
+# how many things failed, not which.
+_COUNTED = ("error", "problem", "issue", "failure", "warning", "diagnostic", "violation")
 _LINT_NAMES = ("errcheck", "gosec", "govet", "staticcheck", "unused", "gocritic", "nilerr",
                "dupl", "noctx", "exhaustive", "unparam", "ineffassign", "typecheck", "revive",
                "gofmt", "goimports", "misspell", "prealloc", "gocyclo", "lll", "perfsprint")
 _HINT_STARTS = ("run ", "try ", "use ", "to fix", "please run ", "you may need to run ")
 RISKY = ("--no-verify", "--force", "-f ", "--break-system-packages", "sudo ", "rm -rf",
-         "chmod 777", "--allow-unrelated-histories", "--hard", "--skip-checks")
+         "chmod 777", "--allow-unrelated-histories", "--hard", "--skip-checks",
+         "git checkout -- ", "git restore ", "git clean ")  # (these discard changes)
 _SAFE_FORMS = ("--force-with-lease", "--force-if-includes")
 _HIDERS = ("| head", "| tail", "| grep", "|head", "|tail", "|grep", "|| true", "||true",
            "|| echo", "||echo", "|| :", "2>/dev/null ||", "| wc", "| less", "| sort")
@@ -117,11 +124,12 @@ def _uncoloured(text: str) -> str:
 def is_noise(line: str) -> bool:
     """A banner, progress or echoed-command line, or a bare tool protocol tag."""
     low = line.lower().lstrip()
-    if low in ("<tool_use_error>", "</tool_use_error>", "fail", "failed", "error", "1 error"):
+    if low in ("<tool_use_error>", "</tool_use_error>", "fail", "failed", "error", "1 error") \
+            or low.isdigit():
         return True
-    if low[:1] in ("|", "^") or low.split(" ", 1)[0].isdigit() and low[len(low.split(" ", 1)[0]):
-                                                                      ].startswith(" |"):
-        return True  # a compiler's excerpt of the code: "18 |     set_var(...)", "|", "^^^"
+    if low[:1] in ("|", "^", "\u2502") or (low[:1].isdigit() or low[:1] == "\u00b7") and \
+            low.lstrip("0123456789 \u00b7")[:1] in ("|", "\u2502"):
+        return True  # a compiler's excerpt of the code: "18 |     set_var(...)", "552 552 │", "^^^"
     if low.startswith("[") and "] " in low:  # task prefixes: "[lint] $ ...", "[test] ok"
         tag, tail = low.split("] ", 1)
         if tail.startswith(("$ ", "error task failed")) or not tail.strip() \
@@ -138,7 +146,7 @@ def _located(line: str) -> bool:
         and " " not in parts[0]
 
 
-def _rule_code(line: str) -> str:
+def rule_code(line: str) -> str:
     """A linter's rule code the line names (``MD040/fenced-code-language``, ``F401`` after a
     location, ``error[E0133]``'s code is scored apart), else ''."""
     words = line.split()
@@ -164,14 +172,14 @@ def _score(line: str) -> int:
         linter = low.rsplit("(", 1)[1][:-1]
         if linter in _LINT_NAMES and low.count(":") >= 3:
             best = max(best, 8)
-    if best < 8 and _rule_code(line):
+    if best < 8 and rule_code(line):
         best = 8  # a linter's rule: a.md:12 MD040/fenced-code-language ..., a.py:1:8: F401 ...
     elif best < 5 and _located(line):
         best = 5  # a compiler's a.go:12:3: message (go hides it behind "[build failed]")
     if low.startswith("failed ") and "::" in low:
         best = max(best, 7)  # pytest's summary: FAILED tests/a.py::test_b - AssertionError
-    if any(g in low for g in _GENERIC):
-        best = min(best, 3)  # says that something failed, not what
+    if summary(line):
+        best = min(best, 3)  # says that something failed, or how many, not what
     if any(f.strip().endswith("warning") for f in low.split(": ")[:-1][:3]):
         best = min(best, 1)  # a warning: DeprecationWarning: ..., a.rs:3:5: warning: ...
     if best == 5 and low.split(":", 1)[0].endswith(("error", "exception")) and ":" in low:
@@ -179,9 +187,21 @@ def _score(line: str) -> int:
     return best
 
 
+def summary(line: str) -> bool:
+    """Whether a line only says that something failed (``Command failed``, ``exited with code
+    1``) or how many things did (``Found 4 errors.``, ``✖ 3 problems (3 errors, 0 warnings)``)."""
+    low = line.lower()
+    said = low.lstrip("\u2716\u00d7 ").split()
+    said = said[1:] if said[:1] == ["found"] else said
+    return any(g in low for g in _GENERIC) or (
+        len(said) >= 2 and said[0].isdigit() and said[1].startswith(_COUNTED))
+
+
 def cause_line(text: str) -> str:
     """The line of the whole output that best names the error; the first meaningful line if
-    none does; '' for empty output. A traceback's last ``…Error:`` line beats its first."""
+    none does; '' for empty output. A traceback's last ``…Error:`` line beats its first. A
+    line ending in ``:`` takes the line right after it (``…ignored by one of your .gitignore
+    files:`` then the path) when that one is a short name, not a sentence."""
     lines = [ln for ln in lines_of(text) if not is_noise(ln)]
     if not lines:
         return ""
@@ -197,7 +217,7 @@ def cause_line(text: str) -> str:
     nxt = lines[at + 1] if best and at + 1 < len(lines) else ""
     if nxt.startswith("--> ") and " --> " not in pick:
         return f"{pick} {nxt}"  # rustc names the file on the next line (--> a.rs:3:5)
-    if pick.endswith(":") and nxt and len(nxt) < 120 and _score(nxt) < best \
+    if pick.endswith(":") and nxt and len(nxt.split()) <= 3 and _score(nxt) < best \
             and not pick.lower().startswith("diff in "):
         pick = f"{pick} {nxt}"  # "... ignored by one of your .gitignore files: priv/assets"
     return pick

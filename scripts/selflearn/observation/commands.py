@@ -23,9 +23,20 @@ RUNNERS = SUBCOMMAND_TOOLS | INTERPRETERS | WRAPPERS | {"xargs", "find", "watch"
 OPTS_WITH_ARG = {"-C", "-c", "-f", "--prefix", "--manifest-path", "--filter", "-p", "-w"}
 
 
+def uncommented(command: str) -> str:
+    """The command without what runs nothing: ``#`` comments (from a word starting with ``#``
+    to the end of its line) and backslash line continuations (``\\`` then a newline)."""
+    return command if "#" not in command and "\\\n" not in command else _scan(command, False)[0]
+
+
 def segments(command: str) -> list:
     """Split a shell line at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes (``2>&1``
-    and ``&>`` are redirections, not separators)."""
+    and ``&>`` are redirections, not separators), its comments left out."""
+    return [p.strip() for p in _scan(command, True) if p.strip()]
+
+
+def _scan(command: str, split: bool) -> list:
+    """The command's text outside comments, in parts split at separators when ``split``."""
     parts, buf, quote, i = [], [], "", 0
     while i < len(command):
         ch = command[i]
@@ -33,9 +44,15 @@ def segments(command: str) -> list:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
             quote = ch
-        elif ch == "&" and (command[i - 1:i] == ">" or command[i + 1:i + 2] == ">"):
+        elif ch == "#" and (not buf or buf[-1] in " \t\n;|&"):
+            end = command.find("\n", i)
+            i = len(command) if end < 0 else end  # the comment runs to the end of its line
+            continue
+        elif ch == "\\" and command[i + 1:i + 2] == "\n":
+            ch, i = " ", i + 1
+        elif split and ch == "&" and (command[i - 1:i] == ">" or command[i + 1:i + 2] == ">"):
             pass  # a redirection (2>&1, &>file), not a separator
-        elif ch in ";|&\n":
+        elif split and ch in ";|&\n":
             parts.append("".join(buf))
             buf = []
             i += 2 if command[i:i + 2] in ("&&", "||") else 1
@@ -43,8 +60,7 @@ def segments(command: str) -> list:
         buf.append(ch)
         i += 1
     parts.append("".join(buf))
-    return [p.strip() for p in parts if p.strip()]
-
+    return parts
 
 
 def _is_assignment(token: str) -> bool:

@@ -10,7 +10,7 @@ through the builtin ``_sha2``/``_sha256``, each only when needed). Must not impo
 above observation.
 """
 
-from .commands import command_family, refine_family
+from .commands import command_family, refine_family, uncommented
 
 def as_dict(value) -> dict:
     return value if isinstance(value, dict) else {}
@@ -202,7 +202,7 @@ def put_tool(obs: Obs, name: str, tool_input, mcp: bool = False, server: str = "
                 str(c) for c in command)
         command = as_str(command)
         obs.command = command  # whole, for the segment a failure names (not stored)
-        obs.put("args", command, 200)
+        obs.put("args", uncommented(command), 200)  # one line: a comment would hide the rest
         obs.put("family", command_family(command), 120)
         return
     if kind == "mcp":
