@@ -84,7 +84,7 @@ def test_the_replayed_sessions_reach_the_goals(monkeypatch):
     assert held["unlabelled"] == 0 and held["wrong"] <= HELD_OUT_WRONG, [
         j for j in data["lessons"] if j["label"] in ("unlabelled", "wrong")]
     assert held["gold_found"] >= HELD_OUT_GOLD and held["noise"] == 0
-    assert data["held_out"]["useful_share"] >= USEFUL_SHARE, [
+    assert data["sets"]["held-out"]["useful_share"] >= USEFUL_SHARE, [
         j for j in data["lessons"] if j["label"] != "useful"]
     assert total["wrong"] == 0, [j for j in data["lessons"] if j["label"] == "wrong"]
     assert total["unlabelled"] == 0, [j["title"] for j in data["lessons"]
