@@ -20,11 +20,11 @@ import tap
 
 pytestmark = pytest.mark.e2e
 
-# The agent reads a settings file that does not exist, then the example next to it: a lesson
-# the just-in-time check keeps (the fix's file exists), as in test_surfacing_e2e.py.
-FAILING = "cat config/settings.yaml"
+# The agent reads the settings example at the root, where it is not, then in config/: a certain
+# fix the just-in-time check keeps (the fix's file exists), as in test_surfacing_e2e.py.
+FAILING = "cat settings.example.yaml"
 FIXED = "cat config/settings.example.yaml"
-ERROR = "cat: config/settings.yaml: No such file or directory"
+ERROR = "cat: settings.example.yaml: No such file or directory"
 DAYS = ["2026-03-02T10:00:00Z", "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z"]
 
 # agent -> (harness, launcher fixture, hook file, the hook file's portable root)

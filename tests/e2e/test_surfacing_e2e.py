@@ -3,11 +3,11 @@
 Run with the plugin's hooks (trusted workspace) and with plugin and settings hooks both
 registered: the lesson is learned from each failure once and injected once either way.
 
-Three sessions on three days read a settings file that does not exist, then the example
-file next to it (from the second on, the fix comes with the failure: the hooks learned it
-after the first); `maintain` mines the failure with that fix into a lesson and promotes it
-(the just-in-time check keeps it: the missing file is the lesson, the file its fix reads
-exists). The fourth session's first request to the Messages API carries the lesson and its
+Three sessions on three days read the settings example at the repository's root, where it
+is not, then in config/ (from the second on, the fix comes with the failure: the hooks learned
+it after the first); `maintain` mines the failure with that fix into a lesson and promotes it
+(a certain fix: the same file, found where it is; the just-in-time check keeps it: the file
+its fix reads exists). The fourth session's first request to the Messages API carries the lesson and its
 fix (put there by our SessionStart hook), and `reinforce` credits the lesson when the session
 reads the right file and the failure does not come back. Days are set with the fake clock
 (SELF_LEARNING_NOW), which hooks and commands both honour.
@@ -20,7 +20,7 @@ import claude_harness as ch
 
 pytestmark = pytest.mark.e2e
 
-FAILING = "cat config/settings.yaml"
+FAILING = "cat settings.example.yaml"  # at the root, where it is not: it lives in config/
 FIX = "cat config/settings.example.yaml"
 DAYS = ["2026-03-02T10:00:00Z", "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z"]
 
@@ -60,7 +60,7 @@ def test_a_lesson_from_three_sessions_reaches_the_fourth_once(claude_binary, wor
     report = _json(run_cli("maintain", "--format", "json"))
     cards = _json(run_cli("list", "--format", "json", "--status", "accepted"))["items"]
     (lesson,) = [c for c in cards if c.get("origin") == "mined"]
-    assert lesson["title"] == ("`cat` fails with `cat: config/settings.yaml: No such file or "
+    assert lesson["title"] == ("`cat` fails with `cat: settings.example.yaml: No such file or "
                                "directory`"), report
     assert lesson["solution_steps"][0] == f"use `{FIX}` instead of `{FAILING}`"
 
