@@ -2,8 +2,9 @@
 
 27 public Claude Code sessions (bench/learning/manifest.json) go through ingest-transcripts,
 mine and maintain, and each other set of the manifest apart: 40 held-out ones of five other
-projects, and held-out-2 (29 sessions of three more, never read by anyone changing rules: only
-its structure is checked, its lessons have no labels yet); the labels and gold lessons are the
+projects, and held-out-2 (29 sessions of three more, not read by anyone changing rules until an
+independent labeller judged its 8 lessons at stop 23: every one must stay labelled); the labels
+and gold lessons are the
 data files next to them. A change that makes a lesson wrong, leaves one unlabelled or loses a
 useful one fails here; label new lessons in bench/learning/labels.json after reading them.
 """
@@ -78,6 +79,8 @@ def test_the_replayed_sessions_reach_the_goals(monkeypatch):
             bench.set_of(s) == group for s in manifest["sessions"])
     fresh = next(r for r in data["rows"] if r["project"] == FRESH)
     assert fresh["gold"] == sum(g.get("set") == FRESH for g in bench.load("gold.json")["gold"])
+    assert fresh["unlabelled"] == 0, [j["title"] for j in data["lessons"]
+                                      if j["label"] == "unlabelled"]
     total = next(r for r in data["rows"] if r["project"] == "total")
     held = next(r for r in data["rows"] if r["project"] == "held-out")
     assert total["sessions"] == 27 and held["sessions"] == 40
