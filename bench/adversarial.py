@@ -10,6 +10,7 @@ box. The kind's oracle decides whether the case got through (see bench/adversari
     python3 bench/adversarial.py --kind links --show # the cases that got through, and why
     python3 bench/adversarial.py --format json       # everything, for tools
     python3 bench/adversarial.py --round 2           # the second held-out round (cases2/)
+    python3 bench/adversarial.py --round 3           # the third held-out round (cases3/)
 
 Standard library only.
 """
@@ -27,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unicodedata
 from datetime import datetime, timedelta, timezone
@@ -35,8 +37,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SL = os.path.join(REPO, "scripts", "self_learning.py")
 CASES_DIR = os.path.join(HERE, "adversarial", "cases")
-CASES_DIRS = {1: CASES_DIR, 2: os.path.join(HERE, "adversarial", "cases2")}
+CASES_DIRS = {1: CASES_DIR, 2: os.path.join(HERE, "adversarial", "cases2"),
+              3: os.path.join(HERE, "adversarial", "cases3")}
 ROUND = 1  # which round's cases run; set by main (and in each worker) before any case runs
+CASE_ENV = {}  # round 3: a case's "env", set by the worker for every call of its sandbox
 USER = "tester"
 STORE_REL = "repo/.agent-skills/self-learning/v1/users/" + USER
 KINDS = ("links", "poisoning", "recorded", "rendering", "credentials", "damage", "benign")
@@ -97,6 +101,8 @@ class Sandbox:
         if ROUND >= 2:
             # round 2: learning runs as the hooks start it, but waited for (deterministic)
             self.env["SELF_LEARNING_LEARN"] = "sync"
+        if ROUND >= 3:
+            self.env.update(CASE_ENV)  # e.g. a fixed SELF_LEARNING_NOW for calls that give no clock
 
     # paths and placeholders
     def sub(self, text):
@@ -256,15 +262,21 @@ def session_events(agent, sid, cwd, prompt, tools, last_message, transcript):
         out.append(({**base, "hook_event_name": "UserPromptSubmit", "prompt_id": sid + "-p1", "prompt": prompt}, None))
         for i, t in enumerate(tools):
             tid = f"toolu_{sid}_{i}"
-            tin = {"command": t["cmd"], "description": "run"}
-            common = {**base, "prompt_id": sid + "-p1", "tool_name": "Bash", "tool_use_id": tid, "tool_input": tin}
+            tin = t.get("input") or {"command": t["cmd"], "description": "run"}
+            common = {**base, "prompt_id": sid + "-p1", "tool_name": t.get("tool", "Bash"), "tool_use_id": tid,
+                      "tool_input": tin}
+            if t.get("ask"):  # round 3: the client asked the person first
+                out.append(({**common, "hook_event_name": "PermissionRequest", "permission_suggestions": []}, None))
             out.append(({**common, "hook_event_name": "PreToolUse"}, None))
-            if t.get("exit", 0) == 0:
-                out.append(({**common, "hook_event_name": "PostToolUse", "duration_ms": 900,
-                             "tool_response": {"stdout": t.get("output", ""), "stderr": "", "interrupted": False, "isImage": False}}, None))
+            if "denied" in t:  # round 3: the client's classifier or the person refused the call
+                out.append(({**common, "hook_event_name": "PermissionDenied", "reason": t["denied"]}, None))
+            elif t.get("exit", 0) == 0 and "error" not in t:
+                resp = t.get("response") or {"stdout": t.get("output", ""), "stderr": "", "interrupted": False, "isImage": False}
+                out.append(({**common, "hook_event_name": "PostToolUse", "duration_ms": 900, "tool_response": resp}, None))
             else:
+                err = t["error"] if "error" in t else f"Exit code {t['exit']}\n{t.get('output', '')}"
                 out.append(({**common, "hook_event_name": "PostToolUseFailure", "duration_ms": 900,
-                             "error": f"Exit code {t['exit']}\n{t.get('output', '')}", "is_interrupt": False}, None))
+                             "error": err, "is_interrupt": False}, None))
         out.append(({**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last_message}, None))
         out.append(({**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, None))
     elif agent == "codex":
@@ -386,6 +398,16 @@ def run_generic(sb, step, env=None):
         return None
     if "mkdir" in step:
         os.makedirs(sb.path(step["mkdir"]), exist_ok=True)
+        return None
+    if "git" in step:  # round 3: a repository state (a teammate's committed store, a commit)
+        subprocess.run(["git", "-C", sb.repo, "-c", "user.name=t", "-c", "user.email=t@example.com"]
+                       + [sb.sub(a) for a in step["git"]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return None
+    if "write_hex" in step:  # round 3: bytes, e.g. a damaged database or an invalid UTF-8 file
+        p = sb.path(step["write_hex"]["path"])
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as fh:
+            fh.write(bytes.fromhex(step["write_hex"]["hex"]) * int(step["write_hex"].get("repeat", 1)))
         return None
     raise ValueError(f"unknown step {sorted(step)}")
 
@@ -1054,6 +1076,17 @@ def run_damage(case, keep):
             if "mkfifo" in step:
                 os.mkfifo(sb.path(step["mkfifo"]))
                 continue
+            if "parallel" in step:  # round 3: the steps run at once, each judged
+                first = len(sb.results)
+                threads = [threading.Thread(target=run_generic2, args=(sb, sub)) for sub in step["parallel"]]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                for r in sb.results[first:]:
+                    reasons.extend(judge_step(step, r, "hook" if r.label.startswith("hook") and expect == "any"
+                                              else expect, limit))
+                continue
             if "check" in step:
                 found = _check2(sb, step) if ROUND >= 2 else None
                 reasons.extend(_check(sb, step) if found is None else found)
@@ -1355,7 +1388,7 @@ def _failing_tools(case):
     out = []
     for step in case.get("setup") or []:
         for t in step.get("tools") or []:
-            if t.get("exit", 0) != 0:
+            if t.get("exit", 0) != 0 or "error" in t:
                 out.append(dict(t, agent=step.get("agent", "claude")))
     return out
 
@@ -1556,8 +1589,16 @@ def md_findings2(raw, token, forged):
     return md_findings(raw, token, forged, strip=_strip_code_paragraphs)
 
 
+RULES_AGENTS = ("agents-md", "cursor", "copilot")
+RULES_AGENTS3 = RULES_AGENTS + ("gemini", "windsurf", "aider", "continue")
+RULES_FILES3 = ("GEMINI.md", ".windsurfrules", "CONVENTIONS.md", os.path.join(".continue", "rules", "self-learning.md"),
+                "CLAUDE.md")
+
+
 def rendering_sinks2(sb):
     sinks = rendering_sinks(sb)
+    if ROUND >= 3:  # round 3: every rules file export-rules writes, and improve's log
+        sinks += [os.path.join(sb.repo, f) for f in RULES_FILES3] + [os.path.join(sb.store, "improvements.md")]
     for dirpath, _dirs, files in os.walk(os.path.join(sb.repo, ".claude", "skills")):
         for name in files:
             if name.endswith(".md"):
@@ -1613,11 +1654,13 @@ def run_rendering2(case, keep):
         for j, tool in enumerate(probes):
             run_jit(sb, {k: v for k, v in tool.items() if k != "agent"}, agent=tool.get("agent", "claude"),
                     sid=f"{sid}-jit{j}")
-        for agent in ("agents-md", "cursor", "copilot"):
+        for agent in (RULES_AGENTS3 if ROUND >= 3 else RULES_AGENTS):
             sb.cli(["export-rules", "--agent", agent])
         if ids:
             sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids)])
             sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids), "--apply"])
+        for step in case.get("after") or []:  # round 3: what a person runs next (improve, correct, …)
+            run_generic2(sb, step)
         if case.get("apply_proposals"):
             pending = pending_proposals(sb, case["apply_proposals"])
             for pid in pending:
@@ -1671,6 +1714,8 @@ def run_credentials2(case, keep):
         for args in probes:
             sb.cli(args)
         store = _store_texts(sb) + provider_prompts(sb)
+        if ROUND >= 3:
+            store += _repo_outputs(sb)
         for secret in case.get("secrets") or []:
             forms = _forms(secret)
             where = [rel for rel, text in store if any(f in text for f in forms)]
@@ -1695,6 +1740,20 @@ def run_credentials2(case, keep):
         return out
     finally:
         sb.close()
+
+
+def _repo_outputs(sb):
+    """Round 3: the always-loaded files the tool writes into the repository (rules files, applied
+    skills, backported skill text): a secret there is in every later prompt."""
+    out = []
+    for path in [os.path.join(sb.repo, f) for f in ("AGENTS.md", ".github/copilot-instructions.md",
+                                                   ".cursor/rules/self-learning.mdc") + RULES_FILES3] \
+            + _skill_files(sb) + [os.path.join(d, f) for d, _s, fs in os.walk(os.path.join(sb.repo, "skills"))
+                                  for f in fs]:
+        if os.path.isfile(path):
+            with open(path, "rb") as fh:
+                out.append((os.path.relpath(path, sb.root), fh.read().decode("utf-8", "replace")))
+    return list(dict(out).items())
 
 
 # kind: benign (round 2): the Stop hook's question must quote an ordinary episode
@@ -1807,8 +1866,9 @@ def load_cases(kinds, only):
 
 
 def _work(item):
-    global ROUND
+    global ROUND, CASE_ENV
     case, keep, ROUND = item
+    CASE_ENV = dict(case.get("env") or {}) if ROUND >= 3 else {}
     start = time.monotonic()
     try:
         out = (RUNNERS2 if ROUND >= 2 else RUNNERS)[case["kind"]](case, keep)
@@ -1897,7 +1957,7 @@ def main(argv=None):
     ap.add_argument("-j", "--jobs", type=int, default=min(4, os.cpu_count() or 2), help="cases run at once")
     ap.add_argument("--keep", action="store_true", help="keep each case's sandbox folder (for debugging)")
     ap.add_argument("--round", type=int, choices=sorted(CASES_DIRS), default=1,
-                    help="which held-out round: 1 (cases/, the default) or 2 (cases2/)")
+                    help="which held-out round: 1 (cases/, the default), 2 (cases2/) or 3 (cases3/)")
     args = ap.parse_args(argv)
     global ROUND
     ROUND = args.round
