@@ -1,5 +1,6 @@
 """install-skill: a repository receives what the skill needs to run and be read, no more;
 the copy runs; a file the tool did not write is never overwritten; a rerun updates its own."""
+import hashlib
 import json
 import os
 import shutil
@@ -136,3 +137,51 @@ def test_a_linked_folder_in_the_repository_is_never_written_through(run, tmp_pat
     assert f"{repo / '.claude' / 'skills'} is a symbolic link" in err
     assert list(outside.iterdir()) == []
     assert len(install(run, outside / "self-learning-skills")["add"]) > 100  # the folder itself
+
+
+@pytest.mark.parametrize("entry", ["../../outside/victim.txt", "/abs/victim.txt", "a/../../x",
+                                   "./SKILL.md", "a//b", ""])
+def test_a_manifest_naming_a_path_outside_the_copy_is_refused(run, tmp_path, entry):
+    """Issue #25 (links3-19, links3-20): a committed manifest can list any path with the real
+    hash of a file there; an update would remove it as 'no longer part of the skill'."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "victim.txt").write_text("victim data\n")
+    dest = repo / "skill"
+    dest.mkdir()
+    sha = hashlib.sha256(b"victim data\n").hexdigest()
+    (dest / skillcopy.MANIFEST).write_text(json.dumps({"v": 1, "files": {entry: sha}}))
+    code, out, err = run(["install-skill", "--to", str(dest)])
+    assert (code, out) == (2, "") and err == (
+        f"self_learning: error: install-skill: {dest / skillcopy.MANIFEST} lists {entry!r}, "
+        "which is not a plain path inside the copy (install-skill never writes one); nothing "
+        "was written: check who changed it, then move the folder away and install again\n")
+    assert (outside / "victim.txt").read_text() == "victim data\n"
+    assert sorted(p.name for p in dest.iterdir()) == [skillcopy.MANIFEST]
+
+
+@pytest.mark.parametrize("shared", ["references", skillcopy.MANIFEST, "SKILL.md"])
+def test_nothing_is_written_or_removed_through_a_link_inside_the_copy(run, tmp_path, shared):
+    """Issue #25 (links3-21): the copy's own `references/` (or a file) as a committed link to
+    outside, or a file hard-linked with one outside: the install is refused, nothing written."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".git").mkdir(parents=True)
+    (outside / "refs").mkdir(parents=True)
+    (outside / "refs" / "notes.md").write_text("keep\n")
+    (outside / "file").write_text("keep\n")
+    dest = repo / "skill"
+    dest.mkdir()
+    if shared == "references":
+        (dest / shared).symlink_to(outside / "refs")
+    elif shared == "SKILL.md":
+        os.link(outside / "file", dest / shared)
+    else:
+        (dest / shared).symlink_to(outside / "file")
+    code, out, err = run(["install-skill", "--to", str(dest)])
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith(f"self_learning: error: install-skill: {dest / shared} ")
+    assert "hard links" in err if shared == "SKILL.md" else "is a symbolic link" in err
+    assert sorted(p.name for p in (outside / "refs").iterdir()) == ["notes.md"]
+    assert (outside / "file").read_text() == "keep\n"
+    assert [p.name for p in dest.iterdir()] == [shared]

@@ -11,11 +11,11 @@ source it updates (and removes) only the files it wrote. Imports storage only.
 import hashlib
 import json
 import os
-from typing import Dict, List
+from typing import Dict, Iterable, List
 
 from .. import __version__
 from ..storage import store
-from ..storage.errors import UsageError
+from ..storage.errors import LinkedPath, UsageError
 
 FILES = ("SKILL.md", "AGENTS.md", "README.md", "LICENSE.txt", "CHANGELOG.md", ".gitignore",
          ".claude-plugin/plugin.json")
@@ -44,7 +44,10 @@ def wanted(source: str) -> Dict[str, str]:
 
 
 def _manifest(dest: str) -> Dict[str, str]:
-    """The files an earlier install wrote, with their SHA-256; {} when none did."""
+    """The files an earlier install wrote, with their SHA-256; {} when none did. Each must be
+    a plain path inside the copy, as install-skill writes them: an entry like
+    ``../../AGENTS.md`` (a committed copy's manifest is anyone's to edit) would let an update
+    remove or overwrite a file outside the copy that happens to hold the listed bytes."""
     path = os.path.join(dest, MANIFEST)
     if not os.path.exists(path):
         return {}
@@ -52,27 +55,45 @@ def _manifest(dest: str) -> Dict[str, str]:
         with open(path, encoding="utf-8") as fh:
             files = json.load(fh)["files"]
         if isinstance(files, dict) and all(isinstance(v, str) for v in files.values()):
-            return files
+            bad = next((rel for rel in files if not _plain(rel)), None)
+            if bad is None:
+                return files
+            raise UsageError(f"install-skill: {path} lists {bad!r}, which is not a plain path "
+                             "inside the copy (install-skill never writes one); nothing was "
+                             "written: check who changed it, then move the folder away and "
+                             "install again")
     except (OSError, ValueError, KeyError, TypeError):
         pass
     raise UsageError(f"install-skill: {path} is damaged; nothing was written (delete it and the "
                      "files it listed, then install again)")
 
 
-def _linked(dest: str) -> str:
-    """The first folder or file from ``dest``'s repository (the nearest folder holding
-    ``.git``) down to ``dest`` that is a symbolic link, or ""; outside a repository, ``dest``
-    and its parent."""
+def _plain(rel: str) -> bool:
+    """A relative path of named parts: no ``..``, ``.``, empty part or leading ``/``."""
+    return "\0" not in rel and all(part not in ("", ".", "..") for part in rel.split("/"))
+
+
+def _linked(dest: str, rels: Iterable[str] = ()) -> str:
+    """Why writing ``rels`` into ``dest`` would go through a link, or "": a symbolic link on
+    the way from ``dest``'s repository (the nearest folder holding ``.git``; outside one,
+    ``dest``'s parent) down to ``dest``, then on the way from ``dest`` to each of ``rels``
+    (a committed ``references/`` linked to a folder outside), or one of ``rels`` that is a
+    file with other hard links (``store.guard`` says which, as for the store)."""
     parts, top = dest.rstrip(os.sep).split(os.sep), 0
     for n in range(len(parts), 0, -1):
         if os.path.lexists(os.sep.join(parts[:n] + [".git"])):
             top = n
             break
     top = top or max(1, len(parts) - 1)
-    for n in range(top + 1, len(parts) + 1):
-        path = os.sep.join(parts[:n])
-        if os.path.islink(path):
-            return path
+    paths = [os.sep.join(parts[:n]) for n in range(top + 1, len(parts) + 1)]
+    for rel in rels:
+        steps = rel.split("/")
+        paths += [os.path.join(dest, *steps[:n]) for n in range(1, len(steps) + 1)]
+    for path in dict.fromkeys(paths):
+        try:
+            store.guard(path, below=os.path.dirname(path))
+        except LinkedPath as exc:
+            return str(exc)
     return ""
 
 
@@ -85,12 +106,11 @@ def plan(source: str, dest: str) -> dict:
                          "<repo>/.claude/skills/self-learning-skills")
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise UsageError(f"install-skill: {dest} is not a folder; nothing was written")
-    link = _linked(dest)
-    if link:
-        raise UsageError(f"install-skill: {link} is a symbolic link (a repository may commit one "
-                         "that points anywhere); nothing was written: pass the folder it points "
-                         "to if that is where the skill belongs")
-    old, files = _manifest(dest), wanted(source)
+    files, link = wanted(source), _linked(dest, [MANIFEST])  # (read through no link either)
+    old = {} if link else _manifest(dest)
+    link = link or _linked(dest, [*files, *old])
+    if link:  # a repository may commit a link that points anywhere
+        raise UsageError(f"install-skill: {link}")
     out: dict = {"to": dest, "source": source, "add": [], "update": [], "keep": [],
                  "remove": [], "left": [], "conflicts": [], "sha": {}}
     for rel, path in files.items():

@@ -21,17 +21,21 @@ TAIL = 64 * 1024  # bytes an ``unless`` check sees: the last few dozen records
 STORE_TOP = ".agent-skills"  # the first folder of a store whose links are never followed
 
 
-def guard(path: str, writing: bool = True) -> None:
+def guard(path: str, writing: bool = True, below: str = "") -> None:
     """Refuse ``path`` when it, or a folder of the store above it, is a symbolic link, or,
     for a write, when it is a file with other hard links.
 
     Why: a repository can commit ``.agent-skills/…/observations.jsonl`` as a link to a
     shell rc file, and every hook would then append a command line to it. The folders
     checked run from ``.agent-skills`` down (a store named by a variable: its own folder),
-    never above it: the repository's own path is the user's. What does not exist yet is
-    created as a real folder or file."""
+    never above it: the repository's own path is the user's. ``below`` (a repository file:
+    the folder its caller already trusts, e.g. its own folder) checks only what lies under
+    it. What does not exist yet is created as a real folder or file."""
     parts = path.split("/")
-    top = parts.index(STORE_TOP) if STORE_TOP in parts else max(len(parts) - 2, 0)
+    if below:
+        top = len(below.rstrip("/").split("/"))
+    else:
+        top = parts.index(STORE_TOP) if STORE_TOP in parts else max(len(parts) - 2, 0)
     for end in range(top + 1, len(parts) + 1):
         here = "/".join(parts[:end])
         if not here:
@@ -43,14 +47,15 @@ def guard(path: str, writing: bool = True) -> None:
         if st.st_mode & 0o170000 == 0o120000:
             from .errors import LinkedPath  # (loaded on the error only: the hook path is lean)
             raise LinkedPath(f"{here} is a symbolic link (to {fs.readlink(here)}); nothing is "
-                             "written through a link in the store: remove the link and run "
-                             "again")
+                             f"written through a link{'' if below else ' in the store'}: "
+                             "remove the link and run again")
         if writing and end == len(parts) and st.st_nlink > 1 and \
                 st.st_mode & 0o170000 == 0o100000:
             from .errors import LinkedPath
             raise LinkedPath(f"{here} has {st.st_nlink} hard links; nothing is written to a "
-                             "store file shared with another path: copy it (cp) over itself "
-                             "and run again")
+                             f"{'' if below else 'store '}file shared with another path: make "
+                             "it a file of its own (cp FILE FILE.new && mv FILE.new FILE) and "
+                             "run again")
 
 
 def encode(record: dict) -> bytes:
