@@ -145,3 +145,62 @@ def test_no_store_folder_is_created_through_a_linked_parent(repo, tmp_path, run,
     assert run(["record"], CARD)[0] == 1
     assert run(["init"])[0] == 1
     assert list(elsewhere.rglob("*")) == []
+
+
+# --- repository files the tool edits (#25, links3-08) -----------------------------------------
+
+def _git_repo(repo) -> None:
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+
+
+def test_init_commit_store_never_appends_through_a_hard_linked_gitattributes(repo, outside, run):
+    """The union line is appended: through a hard link it would land in the file outside."""
+    _git_repo(repo)
+    os.link(outside, repo / ".gitattributes")
+    assert run(["init", "--commit-store"])[0] == 0
+    _unchanged(outside)
+    assert os.stat(repo / ".gitattributes").st_nlink == 2
+    assert "merge=union" in (repo / ".git" / "info" / "attributes").read_text()
+
+
+def test_a_hard_linked_gitignore_is_left_as_it_is_and_the_clone_excludes_the_store(repo, outside,
+                                                                                   run):
+    _git_repo(repo)
+    os.link(outside, repo / ".gitignore")
+    assert run(["init"])[0] == 0
+    _unchanged(outside)
+    assert os.stat(repo / ".gitignore").st_nlink == 2
+    assert ".agent-skills/" in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_a_hard_linked_exclude_file_is_not_written_either(repo, outside, tmp_path, run):
+    _git_repo(repo)
+    (repo / ".gitignore").symlink_to(tmp_path / "shared-gitignore")
+    (repo / ".git" / "info" / "exclude").unlink()
+    os.link(outside, repo / ".git" / "info" / "exclude")
+    assert run(["init"])[0] == 0
+    _unchanged(outside)
+    assert os.stat(repo / ".git" / "info" / "exclude").st_nlink == 2
+    assert not (tmp_path / "shared-gitignore").exists()
+
+
+def test_a_hard_linked_rules_guidance_or_skill_file_is_refused_before_any_write(repo, store,
+                                                                                outside, run):
+    """A replacement would cut the file off from its other name: refused in one line, as the
+    store's files are, and nothing (no backup either) is written."""
+    from seeding import seed_payload
+    seed_payload({"aha_cards": [{"id": "aha_x", "title": "Run the linter before every push",
+                                 "status": "accepted", "solution_steps": ["make lint"]}]})
+    skill = repo / "skill"
+    skill.mkdir()
+    os.link(outside, repo / "AGENTS.md")
+    os.link(outside, skill / "SKILL.md")
+    for args in (["export-rules", "--agent", "agents-md"],
+                 ["improve", "--file", "AGENTS.md", "--append", "- Run make lint before a push.",
+                  "--rationale", "lint broke main"],
+                 ["export-backport", "--skill-path", str(skill), "--ids", "aha_x", "--apply"]):
+        code, out, err = run(args)
+        assert (code, out) == (1, "") and err.count("\n") == 1 and "has 3 hard links" in err
+    _unchanged(outside)
+    assert not (store / "backups").exists() and not (store / "exports").exists()
+    assert os.stat(repo / "AGENTS.md").st_nlink == os.stat(skill / "SKILL.md").st_nlink == 3

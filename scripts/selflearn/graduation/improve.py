@@ -89,6 +89,7 @@ def improve(store_root: str, repo_root: str, file: str, text: str, rationale: st
             "log": os.path.join(store_root, LOG_FILE)}
     if dry_run or not data["changed"]:
         return data
+    store.guard(path, below=os.path.dirname(path))  # a hard link: refused before the backup
     if old is not None:
         data["backup"], data["pruned"] = backup(store_root, rel, old, new)
     mode = os.stat(path).st_mode & 0o7777 if old is not None else None

@@ -152,6 +152,7 @@ class Target:
         if os.path.exists(real) and (os.path.isfile(real) != file):
             raise UsageError(f"{self.command}: {path} is not a {'file' if file else 'folder'}; "
                              "move it aside and run it again")
+        store.guard(real, below=os.path.dirname(real))  # a hard link: refused before any write
         return real
 
     def rel(self, real: str) -> str:

@@ -12,6 +12,7 @@ from typing import Optional
 
 from . import posixfs as fs
 from . import store
+from .errors import LinkedPath
 
 IGNORE_LINE = ".agent-skills/"
 
@@ -33,12 +34,13 @@ def ignored_already(text: str) -> bool:
 
 def ensure_gitignore(repo_root: str) -> Optional[str]:
     """Add the ignore line when missing; returns the file changed, or None. A ``.gitignore``
-    that is a link (a shared file) is not rewritten: the line goes to ``.git/info/exclude``."""
+    shared with another path (``shared``) is not rewritten: the line goes to
+    ``.git/info/exclude``."""
     path = os.path.join(repo_root, ".gitignore")
     text = _read(path)
     if ignored_already(text):
         return None
-    if os.path.islink(path):
+    if shared(path):
         return _exclude_locally(repo_root)
     mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
     store.atomic_write(path, _added(text), private=False)
@@ -49,14 +51,14 @@ def ensure_gitignore(repo_root: str) -> Optional[str]:
 
 def ensure_attributes(repo_root: str) -> Optional[str]:
     """Append ``provenance.UNION_LINE`` to ``.gitattributes`` (to the clone's
-    ``info/attributes`` when ``.gitattributes`` is a link, a shared file); the file changed,
-    or None when one already holds it."""
+    ``info/attributes`` when ``.gitattributes`` is ``shared``); the file changed, or None when
+    one already holds it."""
     from .provenance import UNION_LINE, attribute_files
     files = attribute_files(repo_root)
     if any(line.strip() == UNION_LINE for path in files for line in _read(path).splitlines()):
         return None
-    path = files[-1] if os.path.islink(files[0]) else files[0]
-    if os.path.islink(path):  # a shared file and no clone of our own to write to instead
+    path = files[-1] if shared(files[0]) else files[0]
+    if shared(path):  # a shared file and no clone of our own to write to instead
         return None
     text = _read(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -65,6 +67,18 @@ def ensure_attributes(repo_root: str) -> Optional[str]:
                  + "# self-learning-skills stores are append-only: a merge keeps both sides' "
                  f"lines\n{UNION_LINE}\n")
     return path
+
+
+def shared(path: str) -> bool:
+    """Whether a repository file is shared with another path: a symbolic link, or a file
+    with other hard links (``store.guard``'s test). Such a file is never written here: an
+    append would land in the file outside (a ``.gitattributes`` hard-linked to anything), and
+    a rewrite would cut the sharing someone set up."""
+    try:
+        store.guard(path, below=os.path.dirname(path))
+    except LinkedPath:
+        return True
+    return False
 
 
 def _read(path: str) -> str:
@@ -87,7 +101,7 @@ def _exclude_locally(repo_root: str) -> Optional[str]:
         return None
     path = os.path.join(info, "exclude")
     text = _read(path)
-    if ignored_already(text):
+    if ignored_already(text) or shared(path):
         return None
     os.makedirs(info, exist_ok=True)
     store.atomic_write(path, _added(text), private=False)

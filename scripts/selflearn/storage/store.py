@@ -370,10 +370,11 @@ def atomic_write(path: str, content, private: bool = True) -> None:
 
     ``private`` (store files): the file is 0600 and a folder this creates 0700, whatever
     the umask, and a link in its place or above it is refused (``guard``); files meant for
-    the repository (guidance, skills) pass False.
+    the repository (guidance, skills) pass False: their callers check the folders above
+    (each knows its repository), and the file itself is refused when it is a link or has
+    other hard links, which a replacement would silently cut off from it.
     """
-    if private:
-        guard(path)
+    guard(path, below="" if private else fs.dirname(path))
     folder = fs.dirname(path) or "."
     fs.makedirs(folder, fs.PRIVATE_DIR if private else 0o777)
     tmp = fs.join(folder, f".{fs.basename(path)}.{fs.getpid()}.tmp")
