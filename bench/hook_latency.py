@@ -6,9 +6,11 @@ run, and their ratio (target: <= 1.3x), plus a second firing of each event
 (a double registration: the twin check drops it). Each run is a new tool use.
 ``--event pre`` times PreToolUse instead, with a trigger table of 50 lessons of other
 commands in the store (the hook reads it at every call: the lookup's cost, no match).
-Runs against a throwaway repo. ``--against`` times another copy of the entry point in
+``--command-kb N`` makes the Bash command N KB long (``pip3 install requests requests …``, a
+family the table has a lesson for, so the note at the call is matched in full: damage3-11 sent
+10 MB). Runs against a throwaway repo. ``--against`` times another copy of the entry point in
 the same loop (e.g. the code before a change: ``git archive HEAD scripts | tar -x -C DIR``).
-Usage: python3 bench/hook_latency.py [--runs 200] [--event post|pre]
+Usage: python3 bench/hook_latency.py [--runs 200] [--event post|pre] [--command-kb N]
                                     [--against DIR/scripts/self_learning.py]
 """
 import argparse
@@ -49,6 +51,8 @@ def _table(root: str) -> None:
         for n in range(50):
             fh.write(json.dumps({"family": f"tool{n} build", "id": f"aha_{n:04d}", "at": "call",
                                  "error": ["some", "error", "words"], "note": "x" * 400}) + "\n")
+        fh.write(json.dumps({"family": "pip3 install", "id": "aha_pip3", "at": "call",
+                             "needs": ["never-said"], "note": "x" * 400}) + "\n")
 
 
 def _counted(cmd, stdin: bytes, env) -> int:
@@ -79,10 +83,15 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions with valgrind's callgrind instead of timing "
                         "(repeatable on a busy machine; needs valgrind)")
+    parser.add_argument("--command-kb", type=int, default=0,
+                        help="a Bash command this many KB long (pip3 install requests …)")
     args = parser.parse_args()
     payload_of = PAYLOAD if args.event == "post" else {
         k: v for k, v in dict(PAYLOAD, hook_event_name="PreToolUse").items()
         if k != "tool_response"}
+    if args.command_kb:
+        command = "pip3 install" + " requests" * (args.command_kb * 1024 // 9)
+        payload_of = dict(payload_of, tool_input={"command": command})
     runs, scripts = args.runs, [SCRIPT] + ([args.against] if args.against else [])
     with tempfile.TemporaryDirectory() as tmp:
         base_cmd = [sys.executable, "-S", "-c", "pass"]
@@ -118,7 +127,8 @@ def main() -> None:
         if n:
             print(f"--against {script}")
         event = "PostToolUse" if args.event == "post" else "PreToolUse, 50 triggers"
-        print(f"{f'hook ({event}, Bash npm test)':<40} {h:>10.2f}")
+        said = f"{args.command_kb} KB pip3 install" if args.command_kb else "npm test"
+        print(f"{f'hook ({event}, Bash {said})':<40} {h:>10.2f}")
         print(f"{'same event again (second registration)':<40} {t:>10.2f}")
         print(f"ratio hook / bare interpreter: {h / b:.2f}x (target <= 1.30x); {lines[n]} "
               f"observations written for {runs + 1} events fired {2 * runs + 1} times")

@@ -148,6 +148,18 @@ def test_a_compound_command_triggers_on_any_of_its_parts(repo):
     assert jit.families_of(record, "pnpm run lint") == ["pnpm run lint", "pnpm lint"]
 
 
+def test_only_the_head_of_a_huge_command_is_read_at_the_call():
+    """damage3-11: a 10 MB command took the hook 8 s (split, family, words, matched); the hook
+    and the note at the call read its first MAX_COMMAND characters (bench/hook_latency.py
+    --event pre --command-kb 10240 times it)."""
+    from selflearn.observation import observe, toolcall
+    command = "pip3 install" + " requests" * toolcall.MAX_COMMAND
+    obs = observe.observe({"hook_event_name": "PreToolUse", "session_id": "s1",
+                           "tool_name": "Bash", "tool_input": {"command": command}}, "claude")
+    assert obs.command == command[:toolcall.MAX_COMMAND] and obs["family"] == "pip3 install"
+    assert jit.families_of(dict(obs), obs.command) == ["pip3 install"]
+
+
 def test_the_shape_of_a_failed_call():
     failed, error = "cat config/settings.yaml", "cat: config/settings.yaml: No such file"
     assert callshape.needs(failed, "cat", error) == ["config/settings.yaml"]

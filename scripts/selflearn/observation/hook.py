@@ -132,7 +132,8 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
     if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
                               unless=_twin_check(sign)):
         return None  # a second registration fired the same payload: stored (and injected) once
-    # not stored: the whole command and the client's event name, for what is shown at a call
+    # not stored: the command (its first ``toolcall.MAX_COMMAND`` characters) and the client's
+    # event name, for what is shown at a call
     record["_command"], record["_hook"] = obs.command, payload.get("hook_event_name") or ""
     return record
 

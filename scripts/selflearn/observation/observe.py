@@ -299,8 +299,9 @@ def normalize(payload: dict, agent: str, event: str = ""):
 
 
 def observe(payload: dict, agent: str, event: str = ""):
-    """``normalize``'s observation as an ``Obs``, which also keeps the whole shell command
-    (``command``, never stored) for what the hook matches at the call."""
+    """``normalize``'s observation as an ``Obs``, which also keeps the shell command (``command``,
+    its first ``toolcall.MAX_COMMAND`` characters, never stored) for what the hook matches at
+    the call."""
     from ..storage import redact
     p = as_dict(payload)
     if agent not in DIALECTS or (agent == "claude" and "timestamp" in p):

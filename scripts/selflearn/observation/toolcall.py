@@ -12,6 +12,9 @@ above observation.
 
 from .commands import command_family, refine_family, uncommented
 
+MAX_COMMAND = 16 * 1024  # characters of a shell command read at all (split, matched, stored
+                         # cut further): a 10 MB command took the hook 8 s, this bound ~30 ms
+
 def as_dict(value) -> dict:
     return value if isinstance(value, dict) else {}
 
@@ -200,8 +203,8 @@ def put_tool(obs: Obs, name: str, tool_input, mcp: bool = False, server: str = "
         if isinstance(command, list):  # argv form, e.g. ["bash", "-lc", "npm test"]
             command = command[-1] if command[:1] in (["bash"], ["sh"], ["zsh"]) else " ".join(
                 str(c) for c in command)
-        command = as_str(command)
-        obs.command = command  # whole, for the segment a failure names (not stored)
+        command = as_str(command)[:MAX_COMMAND]  # a longer one: its tail is never read
+        obs.command = command  # for the segment a failure names, the note at the call (not stored)
         obs.put("args", uncommented(command), 200)  # one line: a comment would hide the rest
         obs.put("family", command_family(command), 120)
         return

@@ -14,9 +14,10 @@ does not already carry every ``skip`` word (the fix), and runs in ``folder`` whe
 given. At a failure (``tool_failure``) any line of the family matches whose ``error`` words
 the error mostly holds (and ``needs``, ``folder`` as above): the fix that worked before. Each
 lesson is shown at most once per session (read from the tail of ``surfacings.jsonl``), two
-at most per call. The no-match path reads one small file: this module is on the hook path
-and imports only ``fastjson``, ``posixfs``, ``store`` and ``shown`` (no ``re``, ``typing``,
-``os``).
+at most per call. A shell command is read as far as ``toolcall.MAX_COMMAND`` characters (the
+observation cuts it before anything here splits or matches it). The no-match path reads one
+small file: this module is on the hook path and imports only ``fastjson``, ``posixfs``,
+``store`` and ``shown`` (no ``re``, ``typing``, ``os``).
 """
 
 from ..observation.commands import command_family, folder, segments, spellings, words
