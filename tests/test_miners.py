@@ -347,6 +347,9 @@ def test_bypass_config_change_mines_again_from_the_start(run, store, repo):
      "unterminated subpattern at position 0)"),
     ([BYPASS_RULES[0], {"pattern": "x"}], "skill_bypass[1]: \"skill\" must be a non-empty string"),
     ([{"pattern": "x", "skill": "s", "hint": 3}], "skill_bypass[0]: \"hint\" must be a string"),
+    ([{"pattern": "^(a+)+$", "skill": "release"}],  # damage3-17: hung session-end learning
+     "skill_bypass[0]: \"pattern\" '^(a+)+$' repeats a group that itself repeats, which can "
+     "take hours on one command; rewrite it without the inner repeat"),
 ])
 def test_bypass_config_errors_are_one_line_and_write_nothing(run, store, repo, value, message):
     write_config(repo, {"skill_bypass": value})
@@ -357,6 +360,16 @@ def test_bypass_config_errors_are_one_line_and_write_nothing(run, store, repo, v
     assert code != 0 and out == ""
     assert err == f"self_learning: error: {config.path(str(repo))}: {message}\n"
     assert snapshot(store) == before
+
+
+@pytest.mark.parametrize("pattern, nested", [
+    ("(x*y)*", True), ("(?:npm|pnpm +)+publish", True), (r"(\w+\s?){2,}", True),
+    (r"^\s*(npm|pnpm) publish\b", False), ("(ab)+", False), ("(a{2})+c*", False),
+    (r"\(a+\)+", False), ("[(]a+[)]+", False), ("[^]a(]+(b)+", False), (r"[\])]+(b)*", False),
+])
+def test_bypass_refuses_a_repeat_inside_a_repeated_group(pattern, nested):
+    """The shape that backtracks exponentially, read past escapes and character classes."""
+    assert mine_bypass.nested_repeat(pattern) is nested
 
 
 # --- denials ----------------------------------------------------------------------------------

@@ -65,8 +65,43 @@ def rules(config: dict, where: str = "config.json") -> List[Rule]:
         except re.error as exc:
             raise SelfLearningError(f"{name}: \"pattern\" {pattern!r} is not a valid regular "
                                     f"expression ({exc})") from None
+        if nested_repeat(pattern):
+            raise SelfLearningError(f"{name}: \"pattern\" {pattern!r} repeats a group that "
+                                    "itself repeats, which can take hours on one command; "
+                                    "rewrite it without the inner repeat")
         out.append(Rule(pattern, regex, skill.strip(), redact.redact_text(hint.strip())))
     return out
+
+
+def nested_repeat(pattern: str) -> bool:
+    """Whether a repeated group holds a repeat (``(a+)+``, ``(x*y)*``, ``(\\w+\\s?){2,}``): the
+    shape Python's ``re`` backtracks through exponentially on a near miss (damage3-17: 41
+    characters hung session-end learning). A valid pattern only; a scan, since ``re`` has no
+    timeout and its parser is private."""
+    stack, i, last_group = [False], 0, False  # per open group: it holds a repeat
+    while i < len(pattern):
+        ch, closed = pattern[i], False
+        if ch == "\\":
+            i += 1
+        elif ch == "[":  # a class: to its closing ``]`` (one first, or after ``^``, is literal)
+            i += 1 + (pattern[i + 1:i + 2] == "^")
+            i += pattern[i:i + 1] == "]"
+            while pattern[i] != "]":
+                i += 1 + (pattern[i] == "\\")
+        elif ch == "(":
+            stack.append(False)
+        elif ch == ")":
+            inner, closed = stack.pop(), True
+            stack[-1] |= inner
+            last_group = inner
+        elif ch in "*+" or (ch == "{" and "," in pattern[i:pattern.find("}", i) + 1]):
+            if last_group:
+                return True
+            stack[-1] = True
+        if not closed and ch not in "?":
+            last_group = False
+        i += 1
+    return False
 
 
 def stale(agg: dict, setup: Setup) -> Optional[str]:
