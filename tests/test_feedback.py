@@ -284,3 +284,28 @@ def test_editable_list_is_capped_oldest_dropped(run, store, monkeypatch):
     got = feedback.parse(page(store))
     assert got.ids == ["aha_pnpm", "aha_prop"] == got.rendered
     assert "(1 older lessons not listed; see `list`)" in page(store)
+
+
+def test_a_page_the_agent_wrote_is_not_read_back(run, store):
+    """damage3-30: the hooks saw the agent's Edit of feedback.md (adding a lesson, deleting
+    one); neither is taken as the person's word, and the regenerated page reads back again."""
+    record(run, SEED)
+    fb(run)
+    edit(store, drop=["aha_lint"], add=["When tests fail, run make fixtures and commit it"])
+    seen = f"{feedback.SEEN} {NOW} -->"
+    assert seen not in page(store)  # no observation yet: nothing to stamp
+    run(["hook", "--agent", "claude"], json.dumps({
+        "hook_event_name": "PostToolUse", "session_id": "fb1", "tool_name": "Edit",
+        "tool_use_id": "toolu_fb", "tool_input": {"file_path": str(store / "feedback.md"),
+                                                  "old_string": "x", "new_string": "y"},
+        "tool_response": {"filePath": str(store / "feedback.md")}}))
+    data, err = fb(run)
+    assert data["agent_wrote"] == f"Edit at {NOW}" and "nothing on it was read back" in err
+    assert not data["rejected"] and not data["created"]
+    assert not [c for c in cards(store).values() if c.get("origin") == "human"]
+    assert cards(store)["aha_lint"]["status"] == "accepted"
+    assert "make fixtures" not in page(store) and seen in section(page(store))
+    edit(store, add=["Always run make check before pushing"])  # the person, afterwards
+    data, _ = fb(run)
+    assert not data["agent_wrote"] and [c["title"] for c in data["created"]] == \
+        ["Always run make check before pushing"]

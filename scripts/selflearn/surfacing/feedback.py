@@ -5,6 +5,9 @@ rejection, a line added there without an id is a human lesson, a candidate's lin
 moved into it is an acceptance) and regenerating it. What was listed last time is
 recorded in the page itself (``<!-- rendered: ids -->``): when that record is gone
 there is nothing to compare against, so no lesson is rejected or accepted by id.
+The page is a person's channel, but the agent can write files too: when the hooks saw
+the agent write the page (``agent_wrote``) since it was generated, nothing on it is read
+back; the page is regenerated and its new lines are dropped, with a warning.
 Changes go through ``update`` and ``record``; the page is replaced atomically and
 only when its text changes. Must not import cli.
 """
@@ -25,6 +28,7 @@ FILE = "feedback.md"                               # the page, in the store fold
 BEGIN = "<!-- self-learning:lessons:begin -->"     # first line of the editable section
 END = "<!-- self-learning:lessons:end -->"         # last line of the editable section
 RENDERED = "<!-- rendered:"                        # hidden record of the ids listed last time
+SEEN = "<!-- observed until:"                      # ... and the newest observation then read
 DEFAULT_DAYS = 7        # days of recent outcomes shown
 MAX_DAYS = 31           # --days above this is refused (the page is for reading)
 LINES_PER_DAY = 50      # outcomes shown per day, newest first
@@ -34,7 +38,8 @@ TITLE_CHARS = 200       # a lesson's title is cut to this many characters (and a
 MIN_HUMAN_CHARS = 15    # a new lesson line shorter than this is refused (warning, kept)
 MAX_LESSONS = 200       # lessons listed in the editable section, oldest first
 MAX_CANDIDATES = 20     # mined candidates listed (read-only), most confident first
-OBS_FIELDS = ("ts", "event", "tool", "outcome", "args", "file", "error", "reason")  # shown
+OBS_FIELDS = ("ts", "event", "tool", "tool_kind", "outcome", "args", "file", "error",
+              "reason")  # shown, and read for the agent's writes of the page
 NOTE_REMOVED = "removed from feedback.md"
 NOTE_ADDED = "added in feedback.md"
 _ITEM = re.compile(r"^[-*+]\s+(.*)$")
@@ -46,6 +51,7 @@ class Section(NamedTuple):
     rendered: Optional[List[str]]  # ids listed last time; None when the record is gone
     ids: List[str]                 # ids on lesson lines now, in order
     new: List[str]                 # text of lesson lines without an id
+    seen: str = ""                 # ts of the newest observation when generated ("" unknown)
 
 
 def path(memory: Memory) -> str:
@@ -58,10 +64,13 @@ def parse(text: str) -> Optional[Section]:
     if BEGIN not in lines or END not in lines[lines.index(BEGIN):]:
         return None
     start = lines.index(BEGIN)
-    rendered, ids, new = None, [], []
+    rendered, ids, new, seen = None, [], [], ""
     for line in lines[start + 1:lines.index(END, start)]:
         if line.startswith(RENDERED) and line.endswith("-->"):
             rendered = line[len(RENDERED):-3].split()
+            continue
+        if line.startswith(SEEN) and line.endswith("-->"):
+            seen = line[len(SEEN):-3].strip()
             continue
         item = _ITEM.match(line)
         body = item.group(1).strip() if item else ""
@@ -70,7 +79,21 @@ def parse(text: str) -> Optional[Section]:
             ids.append(known.group(1))
         elif body:
             new.append(body)
-    return Section(rendered, ids, new)
+    return Section(rendered, ids, new, seen)
+
+
+def agent_wrote(observations: List[dict], target: str, since: str) -> str:
+    """What the hooks saw the agent write the page with after ``since`` (a write or edit tool
+    on it, a shell command naming it), as ``"<tool> at <ts>"``, or "". The page may sit under
+    another absolute path in the agent's view: its ``<user>/feedback.md`` tail is compared."""
+    tail = "/".join(target.replace(os.sep, "/").split("/")[-2:])
+    for obs in reversed(observations):
+        kind, ts = obs.get("tool_kind"), str(obs.get("ts") or "")
+        named = obs.get("file") if kind in ("edit", "write") else \
+            obs.get("args") if kind == "shell" else ""
+        if ts > since and tail in str(named or ""):
+            return f"{obs.get('tool') or kind} at {ts}"
+    return ""
 
 
 def listed(card: dict) -> bool:
@@ -134,6 +157,11 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
         raise UsageError(f"feedback: cannot read {target} ({exc}); move it away and run "
                          "`feedback` again") from None
     section = parse(current) if current is not None else None
+    observations = list(recent_observations(memory, first_day(days), OBS_FIELDS))
+    by_agent = agent_wrote(observations, target, section.seen or first_day(days)) \
+        if section else ""
+    if by_agent:  # none of it is a person's word: regenerated, its new lines dropped
+        dropped, section = section.new, None
     cards = memory.folded("cards")
     todo = plan(section, cards) if section else plan(Section(None, [], []), cards)
     created: List[dict] = []
@@ -141,7 +169,6 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
     if changed and not dry_run:
         created = _apply(memory, todo)
         cards = memory.folded("cards")
-    observations = recent_observations(memory, first_day(days), OBS_FIELDS)
     text = render(cards, advice.evidence_signals(memory), observations, days,
                   todo["refused"], user)
     write = text != current
@@ -157,7 +184,11 @@ def feedback(memory: Memory, days: int = DEFAULT_DAYS, dry_run: bool = False,
             "refused": todo["refused"], "unknown": todo["unknown"],
             "changed": changed, "file": ("would write" if dry_run else "written") if write
             else "unchanged",
-            "warnings": [f"feedback: lesson line {t!r} is shorter than {MIN_HUMAN_CHARS} "
+            "agent_wrote": by_agent,
+            "warnings": ([f"feedback: the agent wrote {target} since it was generated "
+                          f"({by_agent}); nothing on it was read back, {len(dropped)} new "
+                          "line(s) dropped: add your own lessons again"] if by_agent else [])
+            + [f"feedback: lesson line {t!r} is shorter than {MIN_HUMAN_CHARS} "
                          "characters; not learned (make it specific)" for t in todo["refused"]]
             + [f"feedback: no card with id {i!r}; line ignored" for i in todo["unknown"]]
             + [f"feedback: card {i} is held by the safety screen ({'; '.join(screen.blocked(cards[i]))});"
@@ -179,6 +210,8 @@ def render(cards: Dict[str, dict], signals: List[dict], observations: Iterable[d
     lessons = sorted((c for c in cards.values() if listed(c)),
                      key=lambda c: (c.get("_first_ts") or c.get("ts", ""), c["id"]))
     shown = lessons[-MAX_LESSONS:]
+    observations = list(observations)
+    seen = max((str(o.get("ts") or "") for o in observations), default="")
     lines = [f"# Feedback{': ' + user if user else ''}", "",
              "Regenerated by `python3 scripts/self_learning.py feedback`; only the lessons "
              "section below is read back.", "",
@@ -190,6 +223,7 @@ def render(cards: Dict[str, dict], signals: List[dict], observations: Iterable[d
              "- Keep the `<!-- … -->` lines: they mark the section and record what was listed.",
              "", "## Learned preferences", "", BEGIN,
              " ".join([RENDERED] + [c["id"] for c in shown] + ["-->"])]
+    lines += [f"{SEEN} {seen} -->"] if seen else []
     lines += [f"- [{c['id']}] {clean_line(c.get('title'), TITLE_CHARS)}" for c in shown]
     lines += [f"- {text}" for text in kept]
     lines.append(END)
