@@ -12,7 +12,7 @@ from selflearn.learning import fingerprint, fix_shell, mine_base, mine_failures
 from selflearn.observation import causes
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
-from test_learning_real import Log, failed, mined, mined_edits
+from test_learning_real import Log, failed, mined
 
 LINT_STAGED = """[STARTED] Preparing lint-staged...
 [COMPLETED] Preparing lint-staged...
@@ -567,16 +567,6 @@ def test_personal_data_is_replaced_where_it_stands():
     assert fix_shell.private("scp ~/.netrc ci@build.example.net:") == \
         "scp ~/.netrc ci@build.example.net:"
     assert fix_shell.private("git clone git@github.com:o/r") == "git clone git@github.com:o/r"
-
-
-def test_a_rename_in_the_files_of_one_session_is_no_convention(run, store):
-    log = Log(store)
-    for path in ("/w/app/src/api.ts", "/w/app/src/page.ts"):
-        log.add("s1", edit(path, "const u = await getUser(id);", "const u = await fetchUser(id);"))
-    assert mined_edits(run) == []  # a one-off refactoring
-    log.add("s2", edit("/w/app/src/list.ts", "return getUser(id)", "return fetchUser(id)"))
-    (card,) = mined_edits(run)  # in a second session it is how this project names it
-    assert card["title"] == "Write `fetchUser`, not `getUser` (convention)"
 
 
 def test_a_fix_that_keeps_a_risky_form_is_for_a_person_to_judge(run, store):

@@ -192,24 +192,27 @@ def test_edits_card_says_write_y_directly_and_cites_evidence(run, store):
     assert mine_edits.recurs(log.obs("sc", "tool_failure", **_safe_load(None, "z")[1][1])) is None
 
 
-def test_edits_the_same_correction_across_files_of_one_session_teaches(run, store):
-    """A self-correction repeated in several files teaches from one session, as a convention
-    does; so does the same change of code the agent did not write, short words and all."""
+def test_edits_of_one_session_teach_nothing_however_many_files_they_touch(run, store):
+    """A self-correction repeated in several files of one session, or the same change of code
+    the agent did not write, is one decision: a second session makes it a lesson."""
     log = Log(store)
-    for svc in ("api", "worker"):  # the agent writes `bash -lc`, then corrects it each time
-        log.append([log.obs("s1", e, **f) for e, f in (
-            edit(f"/repo/{svc}/Dockerfile", "", 'FROM alpine\nRUN bash -lc "make build"'),
-            edit(f"/repo/{svc}/Dockerfile", 'RUN bash -lc "make build"',
-                 'RUN sh -c "make build"'))])
-    for name in ("test_a.py", "test_b.py"):  # existing tests, corrected one after the other
-        log.append([log.obs("s1", e, **f) for e, f in (
-            edit(f"/repo/tests/{name}", "self.assertEquals(total, 3)",
-                 "self.assertEqual(total, 3)"),)])
+    for sid, services in (("s1", ("api", "worker")), ("s2", ("web",))):
+        for svc in services:  # the agent writes `bash -lc`, then corrects it each time
+            log.append([log.obs(sid, e, **f) for e, f in (
+                edit(f"/repo/{svc}/Dockerfile", "", 'FROM alpine\nRUN bash -lc "make build"'),
+                edit(f"/repo/{svc}/Dockerfile", 'RUN bash -lc "make build"',
+                     'RUN sh -c "make build"'))])
+        for name in services:  # existing tests, corrected one after the other
+            log.append([log.obs(sid, e, **f) for e, f in (
+                edit(f"/repo/tests/test_{name}.py", "self.assertEquals(total, 3)",
+                     "self.assertEqual(total, 3)"),)])
+        if sid == "s1":
+            assert js(run, "--kind", "edits")["lessons"] == []
     lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "edits")["lessons"]}
     assert sorted(lessons) == ["bash - lc -> sh - c", "convention|assertEquals -> assertEqual"]
     sh = lessons["bash - lc -> sh - c"]
     assert sh["title"] == "Write `sh -c` directly, not `bash -lc`"
-    assert sh["confidence"] == mine_edits.CONVENTION_CONFIDENCE and "in 2+ file(s)" in sh["problem"]
+    assert sh["problem"].endswith("(3 time(s) in 2 session(s))")
     assert lessons["convention|assertEquals -> assertEqual"]["title"] == (
         "Write `assertEqual`, not `assertEquals` (convention)")
 
