@@ -3,8 +3,9 @@
 27 public Claude Code sessions (bench/learning/manifest.json) go through ingest-transcripts,
 mine and maintain, and each other set of the manifest apart: 40 held-out ones of five other
 projects, held-out-2 (29 sessions of three more, not read by anyone changing rules until an
-independent labeller judged its 8 lessons at stop 23: every one must stay labelled) and
-held-out-3 (28 sessions of two more, whose lessons nobody has labelled yet); the labels
+independent labeller judged its 8 lessons at stop 23, and read since the fix of the classes
+behind its wrong ones: every lesson must stay labelled, none wrong) and held-out-3 (28
+sessions of two more, added after that fix and labelled by someone who changes no rules); the labels
 and gold lessons are the
 data files next to them. A change that makes a lesson wrong, leaves one unlabelled or loses a
 useful one fails here; label new lessons in bench/learning/labels.json after reading them.
@@ -22,8 +23,8 @@ _SPEC.loader.exec_module(bench)
 _SPEC = importlib.util.spec_from_file_location("replay", os.path.join(REPO, "bench", "replay.py"))
 replay = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(replay)
-FRESH = "held-out-2"  # the set nobody changing rules has read, its lessons labelled
-UNSEEN = (FRESH, "held-out-3")  # sets sourced like it; held-out-3's lessons are not labelled yet
+HELD_OUT_2 = "held-out-2"  # read since #26 (branch miner3), as held-out since stop 23
+UNSEEN = (HELD_OUT_2, "held-out-3")  # sets sourced from public commits after the tuning ones
 
 USEFUL_SHARE = 0.8   # issue 12's goal for mined lessons
 GOLD_SHARE = 0.8     # and for gold lessons found
@@ -32,6 +33,7 @@ USEFUL = 19          # 20 before stop 23: claude-code-viewer's `ls types/` card 
 #                      (`ls -la /path/to/Demo`, another folder) was no certain fix (bench/README.md)
 HELD_OUT_GOLD = 10   # of 25, on sessions read at stop 23 (bench/README.md)
 HELD_OUT_WRONG = 0   # the rtk card is right since stop 23: the figure may never rise
+HELD_OUT_2_WRONG = 0  # 4 before the classes behind them were fixed (#26, branch miner3)
 
 
 def test_the_benchmark_data_is_real_varied_and_sourced():
@@ -68,9 +70,9 @@ def test_each_set_is_described_and_the_unseen_ones_are_sourced_with_gold():
 
 
 def test_the_replay_totals_each_set_apart():
-    data = replay.measure(FRESH, "tij", False)
+    data = replay.measure(HELD_OUT_2, "tij", False)
     assert [(r["project"], r["set"]) for r in data["rows"]] == [
-        ("tij", FRESH), (f"total {FRESH}", FRESH)]
+        ("tij", HELD_OUT_2), (f"total {HELD_OUT_2}", HELD_OUT_2)]
 
 
 def test_the_replayed_sessions_reach_the_goals(monkeypatch):
@@ -80,10 +82,10 @@ def test_the_replayed_sessions_reach_the_goals(monkeypatch):
         row = next(r for r in data["rows"] if r["project"] == bench.total_name(group))
         assert row["set"] == group and row["sessions"] == sum(
             bench.set_of(s) == group for s in manifest["sessions"])
-    fresh = next(r for r in data["rows"] if r["project"] == FRESH)
-    assert fresh["gold"] == sum(g.get("set") == FRESH for g in bench.load("gold.json")["gold"])
-    assert fresh["unlabelled"] == 0, [j["title"] for j in data["lessons"]
-                                      if j["label"] == "unlabelled"]
+    third = next(r for r in data["rows"] if r["project"] == HELD_OUT_2)
+    assert third["gold"] == sum(g.get("set") == HELD_OUT_2 for g in bench.load("gold.json")["gold"])
+    assert third["unlabelled"] == 0 and third["wrong"] <= HELD_OUT_2_WRONG, [
+        j for j in data["lessons"] if j["label"] in ("unlabelled", "wrong")]
     total = next(r for r in data["rows"] if r["project"] == "total")
     held = next(r for r in data["rows"] if r["project"] == "held-out")
     assert total["sessions"] == 27 and held["sessions"] == 40

@@ -12,7 +12,7 @@ from selflearn.learning import fingerprint, fix_shell, mine_base, mine_failures
 from selflearn.observation import causes
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
-from test_learning_real import Log, failed, mined, mined_edits
+from test_learning_real import Log, failed, mined
 
 LINT_STAGED = """[STARTED] Preparing lint-staged...
 [COMPLETED] Preparing lint-staged...
@@ -383,6 +383,46 @@ def test_the_folder_follows_relative_cds(run, store):
     assert card["solution_steps"][0].startswith("the shell was still in `/w/app/web/src`")
 
 
+def test_a_missing_relative_path_is_not_merged_with_a_missing_folder(run, store):
+    """orpheus (bench/learning, held-out-2): folders that were not there (absolute, or
+    relative to the command's own cd) and one relative path after an earlier `cd` are two
+    causes; the card with the cwd cause names the failure it explains."""
+    log = Log(store)
+    log.add("s0", failed("ls docs/notes/", "ls: docs/notes/: No such file or directory",
+                         exit_code=1), ok=False)  # relative, but no cd moved the shell
+    log.add("s0", "git status")
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("ls /w/app/docs/backlog/", "ls: /w/app/docs/backlog/: No such file "
+                                                       "or directory", exit_code=1), ok=False)
+        log.add(sid, "git status")
+    log.add("s3", failed("cd /w/app/src-tauri && ls ../../web", "ls: ../../web: No such file or "
+                                                               "directory", exit_code=1), ok=False)
+    log.add("s3", "cd /w/app/web")
+    log.add("s3", failed("ls crates/tauri/", "ls: crates/tauri/: No such file or directory",
+                         exit_code=1), ok=False)
+    log.add("s3", "ls /w/app/crates/tauri/")
+    (card,) = mined(run)
+    assert card["title"] == "`ls` fails with `ls: crates/tauri/: No such file or directory`"
+    assert card["solution_steps"][0].startswith("the shell was still in `/w/app/web`")
+    assert "2 time(s) in 2 session(s)" in card["problem"]  # not the 5 in 4 of both causes
+
+
+def test_a_fix_keeps_the_whole_subcommand_path_of_the_failed_call(run, store):
+    """orpheus (bench/learning, held-out-2): `sleep 60 && gh pr checks 16` was blocked; a
+    later `gh pr view 16 --json state` checks the merge, not CI: no fix of it."""
+    blocked = ("Blocked: sleep 60 followed by: gh pr checks 16 head -12. To wait for a "
+               "condition, use Monitor with an until-loop.")
+    log = Log(store)
+    log.add("s1", failed("sleep 60 && gh pr checks 16 2>&1 | head -12", blocked), ok=False)
+    log.add("s1", "gh pr view 16 --json state,mergedAt")
+    assert mined(run) == []
+    log.add("s2", failed("sleep 60 && gh pr checks 17 2>&1 | head -12", blocked), ok=False)
+    log.add("s2", "gh pr checks 17 --watch")  # it still does the blocked call's job
+    (card,) = mined(run)
+    assert card["solution_steps"] == [
+        "use `gh pr checks 17 --watch` instead of `sleep 60 && gh pr checks 17 2>&1 | head -12`"]
+
+
 # --- noise ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("tool, error", [
@@ -527,16 +567,6 @@ def test_personal_data_is_replaced_where_it_stands():
     assert fix_shell.private("scp ~/.netrc ci@build.example.net:") == \
         "scp ~/.netrc ci@build.example.net:"
     assert fix_shell.private("git clone git@github.com:o/r") == "git clone git@github.com:o/r"
-
-
-def test_a_rename_in_the_files_of_one_session_is_no_convention(run, store):
-    log = Log(store)
-    for path in ("/w/app/src/api.ts", "/w/app/src/page.ts"):
-        log.add("s1", edit(path, "const u = await getUser(id);", "const u = await fetchUser(id);"))
-    assert mined_edits(run) == []  # a one-off refactoring
-    log.add("s2", edit("/w/app/src/list.ts", "return getUser(id)", "return fetchUser(id)"))
-    (card,) = mined_edits(run)  # in a second session it is how this project names it
-    assert card["title"] == "Write `fetchUser`, not `getUser` (convention)"
 
 
 def test_a_fix_that_keeps_a_risky_form_is_for_a_person_to_judge(run, store):

@@ -325,18 +325,27 @@ def mined_edits(run) -> list:
     return [lesson["card"] for lesson in json.loads(out)["lessons"]]
 
 
-def test_the_same_substitution_in_two_files_is_a_convention(run, store):
-    # the noctx linter's demand in entire-cli (bench/learning, session 48b4b05476e5-0)
+def test_a_substitution_is_a_convention_only_once_a_second_session_makes_it(run, store):
+    """One refactoring in one session (cc-backend, bench/learning held-out-2: the request's
+    ctx passed into twelve query calls) is one decision, however many files and names it
+    touched: no convention; the noctx demand of entire-cli, met again in a second session,
+    is one."""
     log = Log(store)
+    for path, name in (("/w/repo/jobs.go", "Query"), ("/w/repo/users.go", "QueryRow"),
+                       ("/w/repo/tags.go", "Query"), ("/w/repo/stats.go", "QueryRow")):
+        log.add("s1", edit(path, f"\trows, err := r.DB.{name}(q, id)",
+                           f"\trows, err := r.DB.{name}Context(ctx, q, id)"))
     log.add("s1", edit("/w/cmd/git_operations.go", '\tcmd := exec.Command("git", "config")',
                        '\tcmd := exec.CommandContext(ctx, "git", "config")'))
-    assert mined_edits(run) == []  # one file, one session: not yet
     log.add("s1", edit("/w/cmd/hooks.go", '\tout, err := exec.Command("git", "rev-parse").Output()',
                        '\tout, err := exec.CommandContext(ctx, "git", "rev-parse").Output()'))
+    assert mined_edits(run) == []  # one session: one piece of evidence
+    log.add("s2", edit("/w/cmd/clean.go", '\tcmd := exec.Command("git", "clean")',
+                       '\tcmd := exec.CommandContext(ctx, "git", "clean")'))
     (card,) = mined_edits(run)
     assert card["title"] == "Write `CommandContext(ctx,`, not `Command(` (convention)"
-    assert card["confidence"] == 0.3 < mine_base.CONFIDENCE_START
-    assert "convention" in card["tags"]
+    assert card["confidence"] == mine_base.CONFIDENCE_START
+    assert "convention" in card["tags"] and "in 2 sessions" in card["problem"]
 
 
 def test_a_cut_string_or_a_pure_insertion_is_no_convention():

@@ -192,24 +192,27 @@ def test_edits_card_says_write_y_directly_and_cites_evidence(run, store):
     assert mine_edits.recurs(log.obs("sc", "tool_failure", **_safe_load(None, "z")[1][1])) is None
 
 
-def test_edits_the_same_correction_across_files_of_one_session_teaches(run, store):
-    """A self-correction repeated in several files teaches from one session, as a convention
-    does; so does the same change of code the agent did not write, short words and all."""
+def test_edits_of_one_session_teach_nothing_however_many_files_they_touch(run, store):
+    """A self-correction repeated in several files of one session, or the same change of code
+    the agent did not write, is one decision: a second session makes it a lesson."""
     log = Log(store)
-    for svc in ("api", "worker"):  # the agent writes `bash -lc`, then corrects it each time
-        log.append([log.obs("s1", e, **f) for e, f in (
-            edit(f"/repo/{svc}/Dockerfile", "", 'FROM alpine\nRUN bash -lc "make build"'),
-            edit(f"/repo/{svc}/Dockerfile", 'RUN bash -lc "make build"',
-                 'RUN sh -c "make build"'))])
-    for name in ("test_a.py", "test_b.py"):  # existing tests, corrected one after the other
-        log.append([log.obs("s1", e, **f) for e, f in (
-            edit(f"/repo/tests/{name}", "self.assertEquals(total, 3)",
-                 "self.assertEqual(total, 3)"),)])
+    for sid, services in (("s1", ("api", "worker")), ("s2", ("web",))):
+        for svc in services:  # the agent writes `bash -lc`, then corrects it each time
+            log.append([log.obs(sid, e, **f) for e, f in (
+                edit(f"/repo/{svc}/Dockerfile", "", 'FROM alpine\nRUN bash -lc "make build"'),
+                edit(f"/repo/{svc}/Dockerfile", 'RUN bash -lc "make build"',
+                     'RUN sh -c "make build"'))])
+        for name in services:  # existing tests, corrected one after the other
+            log.append([log.obs(sid, e, **f) for e, f in (
+                edit(f"/repo/tests/test_{name}.py", "self.assertEquals(total, 3)",
+                     "self.assertEqual(total, 3)"),)])
+        if sid == "s1":
+            assert js(run, "--kind", "edits")["lessons"] == []
     lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "edits")["lessons"]}
     assert sorted(lessons) == ["bash - lc -> sh - c", "convention|assertEquals -> assertEqual"]
     sh = lessons["bash - lc -> sh - c"]
     assert sh["title"] == "Write `sh -c` directly, not `bash -lc`"
-    assert sh["confidence"] == mine_edits.CONVENTION_CONFIDENCE and "in 2+ file(s)" in sh["problem"]
+    assert sh["problem"].endswith("(3 time(s) in 2 session(s))")
     assert lessons["convention|assertEquals -> assertEqual"]["title"] == (
         "Write `assertEqual`, not `assertEquals` (convention)")
 
@@ -405,11 +408,13 @@ def denials_log(seed):
         "git push --force origin main", "git push", REJECT))])
     plant(rng.randint(2, 3), lambda: [("tool_failure", shell(
         f"curl -s https://example.com/{_ghij(rng, 4)}", "curl", HOOK, exit_code=2))])
-    plant(2, lambda: [("permission_denied", shell("docker run --privileged x", "docker run",
-                                                  reason="Denied by the user"))])
-    for _ in range(4):  # approved too, but fewer than DENIAL_WEIGHT x denials
-        u = uid()
-        sessions[rng.choice(names)] += [
+    refused = rng.sample(names, 2)
+    for sid in refused:
+        sessions[sid] += [("permission_denied", shell("docker run --privileged x", "docker run",
+                                                      reason="Denied by the user"))]
+    for _ in range(4):  # approved in other sessions too (in the same one it would lift the
+        u = uid()       # refusal), but fewer than DENIAL_WEIGHT x denials
+        sessions[rng.choice([n for n in names if n not in refused])] += [
             _request("docker run --privileged x", "docker run", u),
             ("tool_success", shell("docker run --privileged x", "docker run", tool_use_id=u))]
     for sid in rng.sample(names, 3):  # approvals answered by the same tool_use_id
@@ -505,6 +510,59 @@ def test_denials_outweigh_approvals(run, store):
     log.append([log.obs("d", "permission_request", **shell("git push", "git push")),
                 log.obs("d", "tool_success", **shell("git push", "git push"))])
     assert js(run, "--kind", "denials")["lessons"] == []  # mixed now: no new evidence for it
+
+
+SAID = REJECT + " To tell you how to proceed, the user said:\n"
+
+
+def test_a_plan_or_question_turned_down_is_a_review_not_a_denial(run, store):
+    """cc-backend (bench/learning, held-out-2): the user turned 8 plans down, 6 with feedback
+    ("Only implement fix 6"), then approved the revised one: plan review, no ban."""
+    log = Log(store)
+    for sid in ("a", "b", "c"):
+        log.append([log.obs(sid, "permission_denied", tool="ExitPlanMode", tool_kind="other",
+                            error=SAID + "Only implement fix 6"),
+                    log.obs(sid, "permission_denied", tool="AskUserQuestion", tool_kind="other",
+                            error=REJECT),
+                    log.obs(sid, "tool_failure", tool="exit_plan_mode", tool_kind="other",
+                            error=REJECT)])
+    assert js(run, "--kind", "denials")["lessons"] == []
+
+
+def test_words_asking_for_something_else_correct_the_call_and_ban_nothing(run, store):
+    log = Log(store)
+    for sid in ("a", "b"):  # the user wants another change first: the push is not refused
+        log.append([log.obs(sid, "tool_failure", **shell(
+            "git push origin main", "git push", SAID + "oh wait, deal with the conflicts first"))])
+    assert js(run, "--kind", "denials")["lessons"] == []
+    for sid in ("c", "d"):  # words that name what was refused: a refusal of it
+        log.append([log.obs(sid, "tool_failure", **shell(
+            "git push origin main", "git push", SAID + "never push from this machine"))])
+    (lesson,) = js(run, "--kind", "denials")["lessons"]
+    assert lesson["card"]["title"] == "Don't propose `git push origin main` here: denied 2 time(s)"
+
+
+def test_a_refusal_the_same_call_then_passes_is_lifted(run, store):
+    """orpheus (bench/learning, held-out-2): a hook refused the first Edit of each workflow
+    file, and the same Edit then went through: a one-time reminder, not "don't use Edit"."""
+    log = Log(store)
+    hook = ("PreToolUse:Edit hook error: [python3 hooks/security_reminder_hook.py]: You are "
+            "editing a GitHub Actions workflow file.")
+
+    def edit_of(sid, name, event="tool_success", **kw):
+        path = f"/w/.github/workflows/{name}"
+        return log.obs(sid, event, tool="Edit", tool_kind="edit", file=path, args=path, **kw)
+    for sid in ("a", "b"):
+        log.append([edit_of(sid, "ci.yml", "tool_failure", error=hook),
+                    edit_of(sid, "release.yml"),  # another file passing lifts nothing
+                    edit_of(sid, "ci.yml")])
+    assert js(run, "--kind", "denials")["lessons"] == []
+    for sid in ("c", "d"):  # refused and never passed: these stand
+        log.append([edit_of(sid, "nightly.yml", "tool_failure", error=hook),
+                    edit_of(sid, "release.yml")])
+    (lesson,) = js(run, "--kind", "denials")["lessons"]
+    assert lesson["card"]["title"] == "Don't propose `Edit` here: denied 2 time(s)"
+    assert lesson["sessions"] == 2 and "2 more passed when made again" in lesson["card"]["problem"]
 
 
 def test_denials_are_grouped_by_what_was_denied_not_the_family(run, store):

@@ -36,6 +36,7 @@ MOVES = ("cd", "pushd", "popd")  # a prelude that only moves: looking around els
 INLINE = ("python -c", "node -e", "ruby -e", "perl -e")  # (python3 -c, python3.12 -c too)
 INSTALLS = ("install", "add", "i")  # a package manager's install: a step, not the job
 CUT_CHANGE = 60              # characters of each side of a changed part of a command
+_SUBCOMMAND = re.compile(r"[a-z][a-z0-9-]*")  # a word after the family that may go deeper
 _EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w:-]|\.\w)")
 """An e-mail address (not ``pkg@v1.2``, nor ``user@host:`` where scp, ssh or git names a host)."""
 _AUTHOR = re.compile(r"(--author[= ])(\"[^\"]*\"|'[^']*'|\S+)")
@@ -152,7 +153,8 @@ def where(cmd: str) -> List[str]:
 def same_target(failed: str, args: str, fam: str, named: Sequence[str] = ()) -> bool:
     """Whether a command of the failed one's family does its job: it keeps the failed
     command's subject (a program without subcommands: its first operand, ``rtk bun`` is not
-    ``rtk git``, ``ls types/`` not ``ls -la /x``) and, when the failed command (or the error,
+    ``rtk git``, ``ls types/`` not ``ls -la /x``; with them, the whole subcommand path:
+    ``gh pr checks`` is not ``gh pr view``) and, when the failed command (or the error,
     ``named``) named files or folders, at least one of them (by path or name: ``node build.js``
     in ``assets/`` for ``node assets/build.js``); ``python -c '…'`` for ``python a.py`` is none."""
     def of(cmd: str) -> List[str]:
@@ -160,7 +162,8 @@ def same_target(failed: str, args: str, fam: str, named: Sequence[str] = ()) -> 
             seg for seg in segments(cmd) if seg.split()[0] not in PRELUDE]
         return [w for seg in segs for w in _acted_on(seg, fam)]
     before, after = of(failed), of(args)
-    if len(fam.split()) == 1 and before and not (after and _same_path(before[0], after[0])):
+    if before and (len(fam.split()) == 1 or _SUBCOMMAND.fullmatch(before[0])) and \
+            not (after and _same_path(before[0], after[0])):
         return False
     paths = [w for w in before if "/" in w or "." in w.strip(".")]
     return not paths or any(_same_path(p, q) for p in paths + list(named) for q in after)
@@ -223,11 +226,17 @@ def after_cd(obs: dict) -> str:
 
 
 def relative_miss(obs: dict, line: str) -> bool:
-    """A shell command could not find a relative path it names (``ls types/``)."""
+    """A shell command could not find a relative path it names (``ls types/``), so where the
+    shell was decided it; not after the command's own ``cd`` to an absolute folder (there
+    the path does not exist, as an absolute one that is missing)."""
     low = line.lower()
     if obs.get("tool_kind") != "shell" or not ("no such file" in low or "cannot access" in low):
         return False
-    words = [w for seg in segments(str(obs.get("args") or "")) for w in seg.split()[1:]]
+    segs = segments(str(obs.get("args") or ""))
+    if segs and segs[0].split()[0] in MOVES and segs[0].split()[1:2] and \
+            segs[0].split()[1].startswith(("/", "~")):
+        return False
+    words = [w for seg in segs for w in seg.split()[1:]]
     return any(not w.startswith(("/", "-", "~", "$")) and (w in line or w.rstrip("/") in line)
                for w in words)
 

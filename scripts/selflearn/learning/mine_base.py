@@ -32,6 +32,11 @@ IGNORED_ERRORS = (
 # tool use was rejected"), or one a hook or policy stopped before it ran.
 REJECTED = ("user doesn't want to proceed", "rejected by user", "user declined",
             "user rejected", "user denied", "tool use was rejected")
+# Tools that put a plan or a question to the user (Claude Code, Gemini CLI, Codex): turning
+# one down is the user's review of what it proposed, never a refusal of the tool.
+ASKS_USER = ("exitplanmode", "exit_plan_mode", "askuserquestion", "ask_user",
+             "request_user_input")
+SAID = "the user said:"     # how Claude Code hands the agent what the user typed on rejecting
 BLOCKED = ("blocked by hook", "blocked by a hook", "hook denied", "denied this tool",
            "pretooluse:", "beforetool", "pretooluse hook", "blocked by policy",
            "denied by policy", "has been denied", "blocked by the sandbox")

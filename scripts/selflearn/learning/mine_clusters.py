@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional
 from ..storage import config as project_config
 from . import fingerprint
 from ..storage import paths
-from .mine_base import BLOCKED, REJECTED, confidence
+from .mine_base import ASKS_USER, BLOCKED, REJECTED, SAID, confidence
 
 MAX_EVIDENCE_SESSIONS = 5   # sessions cited in a card's evidence; later ones only raise counts
 PRUNE_TO = 0.9              # a full cluster map is pruned down to this share of its limit
@@ -99,8 +99,11 @@ def session_of(raw: bytes) -> Optional[bytes]:
 
 
 def refusal(obs: dict) -> str:
-    """``denied``, ``rejected`` (by the user) or ``blocked`` (by a hook or policy), else ''."""
+    """``denied``, ``rejected`` (by the user) or ``blocked`` (by a hook or policy), else ''
+    (also for a plan or question put to the user: turning it down is a review)."""
     event = obs.get("event")
+    if str(obs.get("tool") or "").lower() in ASKS_USER:
+        return ""
     if event == "permission_denied":
         return "denied"
     if event != "tool_failure":
@@ -111,6 +114,13 @@ def refusal(obs: dict) -> str:
     if any(marker in error for marker in BLOCKED):
         return "blocked"
     return ""
+
+
+def user_words(obs: dict) -> str:
+    """What the user typed when rejecting a call (Claude Code hands it on after ``SAID``), or ''."""
+    text = str(obs.get("error") or obs.get("reason") or "")
+    at = text.lower().find(SAID)
+    return text[at + len(SAID):].strip() if at >= 0 else ""
 
 
 def config_digest(value) -> str:

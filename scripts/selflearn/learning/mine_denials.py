@@ -4,7 +4,10 @@ Per subject, what was refused: the command family (shell) or tool with the
 options it ran with (``git push --force`` is not ``git push``), it counts refusals:
 ``permission_denied`` events, tool failures showing that the user rejected the
 call, and tool failures showing that a hook or policy blocked it (the failures
-miner ignores both on purpose). It also counts approvals: a
+miner ignores both on purpose). Not every refusal bans the call: one whose user said
+something that does not name what was refused corrected what the call would do, and one
+whose same call then passes in the same session (a hook's one-time reminder, a "not yet")
+stops counting. It also counts approvals: a
 ``permission_request`` followed, in the same session, by that call's success
 (same ``tool_use_id`` when both carry one, else the next call of the same tool
 and family). A lesson names the target too (the operands every refusal shared),
@@ -18,11 +21,12 @@ from typing import Dict, List, Optional, Tuple
 
 from . import fingerprint
 from .mine_base import BLOCKED, MIN_SESSIONS, REJECTED, Run, Setup, confidence, cut
-from .mine_clusters import Clusters, finding, refusal, seen_lines, session_of
+from .mine_clusters import Clusters, finding, refusal, seen_lines, session_of, user_words
 from ..observation import commands
 
 KIND = "denials"
-AGG_VERSION = 2             # 2: subjects are a family with its options, targets kept
+AGG_VERSION = 3             # 2: subjects are a family with its options, targets kept;
+                            # 3: refusals standing per session (a pass of the same call lifts one)
 
 DENIAL_WEIGHT = 3           # one denial outweighs this many approvals: a family denied in
                             # MIN_SESSIONS sessions is a "don't" lesson unless approvals exceed
@@ -30,8 +34,9 @@ DENIAL_WEIGHT = 3           # one denial outweighs this many approvals: a family
 MIN_APPROVALS = 3           # approvals (in MIN_SESSIONS sessions, no denial) for an approved lesson
 APPROVED_CONFIDENCE = 0.5   # an approved lesson's confidence never exceeds this: it is low-key
 MAX_REASONS_KEPT = 5        # distinct reasons remembered per family, the first ones seen
-MAX_ASKED = 20              # permission requests waiting for their call, per session
-MAX_PENDING_SESSIONS = 500  # sessions with requests waiting; the least recent are dropped
+MAX_ASKED = 20              # permission requests waiting for their call, and refusals that a
+                            # pass of the same call may lift, per session
+MAX_PENDING_SESSIONS = 500  # sessions with requests or refusals waiting; the least recent dropped
 MAX_CLUSTERS = 5000         # subjects remembered; the least recent not yet lessons dropped
 MAX_TARGET_WORDS = 6        # operands kept of a command (its target)
 MAX_FORMS = 10              # distinct targets of approvals kept per subject; approvals of
@@ -102,11 +107,12 @@ def _reason(obs: dict, how: str) -> str:
 
 
 def miner(agg: dict, setup: Setup) -> Run:
-    """Refusals and approvals per subject; ``agg["asked"]``: requests awaiting their call."""
+    """Refusals and approvals per subject; ``agg["asked"]``: requests awaiting their call,
+    ``agg["held"]``: per session, the refusals a pass of the same call would lift."""
     agg["version"] = AGG_VERSION
     clusters = Clusters(agg, MAX_CLUSTERS, MIN_SESSIONS)
     asked: Dict[str, list] = agg.setdefault("asked", {})
-    waiting = {sid.encode("utf-8") for sid in asked}
+    held: Dict[str, list] = agg.setdefault("held", {})
 
     def wants(raw: bytes) -> bool:
         if b"permission_" in raw:
@@ -114,71 +120,81 @@ def miner(agg: dict, setup: Setup) -> Run:
         failure = b"tool_failure" in raw
         if failure and any(m in raw.lower() for m in _RAW_MARKERS):
             return True
-        if not waiting or not (failure or b"tool_success" in raw):
+        if not (asked or held) or not (failure or b"tool_success" in raw):
             return False
-        sid = session_of(raw)
-        return sid is None or sid in waiting
+        raw_sid = session_of(raw)
+        sid = raw_sid.decode("utf-8", "replace") if raw_sid is not None else None
+        return sid is None or sid in asked or sid in held
 
     def feed(obs: dict) -> None:
         event, sid = obs.get("event"), str(obs.get("session_id") or "")
         if event == "permission_request":
-            _ask(sid, obs)
+            _keep(asked, sid, [str(obs.get("tool_use_id") or ""), obs.get("tool") or "",
+                               family_of(obs)])
             return
         how = refusal(obs)
         request = _answer(sid, obs) if sid in asked and (how or event in (
             "tool_success", "tool_failure")) else None
         if how:
-            _deny(how, obs)
-        elif event == "tool_success" and request is not None:
-            _approve(obs)
-
-    def _ask(sid: str, obs: dict) -> None:
-        entries = asked.pop(sid, [])
-        entries.append([str(obs.get("tool_use_id") or ""), obs.get("tool") or "", family_of(obs)])
-        asked[sid] = entries[-MAX_ASKED:]  # re-inserted last: least recent session first
-        waiting.add(sid.encode("utf-8"))
-        while len(asked) > MAX_PENDING_SESSIONS:
-            oldest = next(iter(asked))
-            del asked[oldest]
-            waiting.discard(oldest.encode("utf-8"))
+            _deny(how, sid, obs)
+        elif event == "tool_success":
+            if request is not None:
+                _approve(obs)
+            if sid in held:
+                _lift(sid, obs)
 
     def _answer(sid: str, obs: dict) -> Optional[list]:
         """Take the request this call answers out of the waiting ones."""
-        entries, use_id = asked[sid], str(obs.get("tool_use_id") or "")
-        tool, family = obs.get("tool") or "", family_of(obs)
-        for i, (req_id, req_tool, req_family) in enumerate(entries):
-            if (use_id and req_id and use_id == req_id) or \
-                    ((not use_id or not req_id) and (req_tool, req_family) == (tool, family)):
-                del entries[i]
-                if not entries:
-                    del asked[sid]
-                    waiting.discard(sid.encode("utf-8"))
-                return [req_id, req_tool, req_family]
-        return None
+        use_id, tool, family = str(obs.get("tool_use_id") or ""), obs.get("tool") or "", \
+            family_of(obs)
+        return _take(asked, sid, lambda req_id, req_tool, req_family: (
+            use_id and req_id and use_id == req_id) or ((not use_id or not req_id) and (
+                req_tool, req_family) == (tool, family)))
 
-    def _hit(verdict: str, obs: dict, fields: dict) -> Tuple[dict, List[str]]:
+    def _hit(verdict: str, obs: dict, fields: dict) -> Tuple[dict, List[str], str]:
         family, options, operands = subject(obs)
-        return clusters.hit(_key(verdict, family, options)[1], obs, lambda: dict(
-            fields, family=family, options=options, tool=obs.get("tool") or "?")), operands
+        digest = _key(verdict, family, options)[1]
+        return clusters.hit(digest, obs, lambda: dict(
+            fields, family=family, options=options, tool=obs.get("tool") or "?")), \
+            operands, digest
 
     def _approve(obs: dict) -> None:
-        c, operands = _hit("approved", obs, {"forms": {}})
+        c, operands, _ = _hit("approved", obs, {"forms": {}})
         form = "\n".join(operands)
         form = form if form in c["forms"] or len(c["forms"]) < MAX_FORMS else OTHER
         c["forms"][form] = c["forms"].get(form, 0) + 1
 
-    def _deny(how: str, obs: dict) -> None:
-        c, operands = _hit("denied", obs, {"how": {}, "reasons": {}, "target": None,
-                                           "example": cut(obs.get("args"), CUT_ARGS)})
+    def _deny(how: str, sid: str, obs: dict) -> None:
+        words = user_words(obs)
+        if words and not said_of(words, family_of(obs)):
+            return  # the user asked for something else: a correction of the call, no ban
+        c, operands, digest = _hit("denied", obs, {
+            "how": {}, "reasons": {}, "target": None, "standing": {},
+            "example": cut(obs.get("args"), CUT_ARGS)})
         c["target"] = [w for w in (operands if c["target"] is None else c["target"])
                        if w in operands]
         c["how"][how] = c["how"].get(how, 0) + 1
+        c["standing"][sid] = c["standing"].get(sid, 0) + 1
+        _keep(held, sid, [digest, operands])
         raw = _reason(obs, how)
         norm = fingerprint.normalize(raw)[:CUT_REASON]
         if norm in c["reasons"]:
             c["reasons"][norm][0] += 1
         elif len(c["reasons"]) < MAX_REASONS_KEPT:
             c["reasons"][norm] = [1, cut(raw, CUT_REASON)]
+
+    def _lift(sid: str, obs: dict) -> None:
+        """The same call (subject and target) passing later in the session lifts its refusal:
+        a hook that reminds once, a "not yet" of the user; neither bans the call."""
+        family, options, operands = subject(obs)
+        digest = _key("denied", family, options)[1]
+        if _take(held, sid, lambda d, target: d == digest and set(target) <= set(operands)):
+            standing = clusters.items.get(digest, {}).get("standing", {})
+            if standing.get(sid):
+                standing[sid] -= 1
+                if not standing[sid]:
+                    del standing[sid]
+                clusters.changed.add(digest)
 
     def lessons() -> List[dict]:
         subjects = sorted({(c["family"], tuple(c["options"])) for d, c in clusters.items.items()
@@ -193,6 +209,34 @@ def miner(agg: dict, setup: Setup) -> Run:
         return out
 
     return Run(wants, feed, lessons)
+
+
+def _keep(table: Dict[str, list], sid: str, entry: list) -> None:
+    """Add ``entry`` to a session's waiting ones (the last ``MAX_ASKED``), that session
+    re-inserted last: the least recent are dropped past ``MAX_PENDING_SESSIONS``."""
+    entries = table.pop(sid, [])
+    entries.append(entry)
+    table[sid] = entries[-MAX_ASKED:]
+    while len(table) > MAX_PENDING_SESSIONS:
+        del table[next(iter(table))]
+
+
+def _take(table: Dict[str, list], sid: str, fits) -> Optional[list]:
+    """Take the first of a session's waiting entries that ``fits(*entry)`` out of them."""
+    entries = table.get(sid, [])
+    for i, entry in enumerate(entries):
+        if fits(*entry):
+            del entries[i]
+            if not entries:
+                del table[sid]
+            return entry
+    return None
+
+
+def said_of(words: str, family: str) -> bool:
+    """Whether the user's words name what was refused: its program, subcommand or tool."""
+    said = set(re.findall(r"[\w./-]+", words.lower()))
+    return any(w.lower() in said for w in family.split())
 
 
 def stale(agg: dict, setup: Setup) -> Optional[str]:
@@ -218,11 +262,11 @@ def _common(forms: Dict[str, int]) -> List[str]:
 
 
 def _verdict(denied: Optional[dict], approved: Optional[dict]) -> Optional[dict]:
-    """The lesson the counts of one subject support: denied, approved, or none (mixed, too
-    few)."""
+    """The lesson the counts of one subject support: denied (by the refusals still
+    standing), approved, or none (mixed, too few)."""
     approvals = _against(denied, approved) if denied else 0
-    if denied and len(denied["sessions"]) >= MIN_SESSIONS \
-            and approvals <= DENIAL_WEIGHT * denied["count"]:
+    standing = denied["standing"] if denied else {}
+    if len(standing) >= MIN_SESSIONS and approvals <= DENIAL_WEIGHT * sum(standing.values()):
         return _denied(denied, approvals)
     if approved and not denied and approved["count"] >= MIN_APPROVALS \
             and len(approved["sessions"]) >= MIN_SESSIONS:
@@ -236,13 +280,14 @@ def _shown(c: dict, target: List[str]) -> str:
 
 
 def _denied(c: dict, approvals: int) -> dict:
-    n, what = len(c["sessions"]), _shown(c, c["target"])
+    n, count, what = len(c["standing"]), sum(c["standing"].values()), _shown(c, c["target"])
     reasons = sorted(c["reasons"].values(), key=lambda r: -r[0])
     how = ", ".join(f"{_HOW[h]} {k}x" for h, k in sorted(c["how"].items()))
+    lifted = f"; {c['count'] - count} more passed when made again" if c["count"] > count else ""
     card = {
-        "title": f"Don't propose `{what}` here: denied {c['count']} time(s)",
+        "title": f"Don't propose `{what}` here: denied {count} time(s)",
         "when_to_use": f"about to run `{what}` ({c['tool']})",
-        "problem": f"`{what}` was refused {c['count']} time(s) in {n} sessions ({how}); "
+        "problem": f"`{what}` was refused {count} time(s) in {n} sessions ({how}{lifted}); "
                    f"reason: {reasons[0][1]}",
         "solution_steps": [f"don't propose `{what}`; ask the user first or reach the goal "
                            "another way"],
@@ -254,7 +299,7 @@ def _denied(c: dict, approvals: int) -> dict:
         "tags": ["mined", "denial"] + sorted(c["how"]), "trigger": c["family"],
     }
     text, digest = _key("denied", c["family"], c["options"])
-    return finding(KIND, digest, text, c, card)
+    return finding(KIND, digest, text, c, card, n)
 
 
 def _approved(c: dict) -> dict:

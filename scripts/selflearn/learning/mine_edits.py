@@ -6,9 +6,9 @@ when its ``edit_new`` is what the earlier edit replaced (its ``edit_old``). The
 correction is reduced to the tokens that changed (whitespace-blind, with one
 token of context for a pure insertion or deletion), so the same fix clusters
 across files and sessions while different fixes stay apart; a change seen in
-``MIN_SESSIONS`` sessions, or in ``CONVENTION_MIN_FILES`` files of one session (the
-same slip in every file it touches; not a mere rename, a one-off refactoring), becomes the
-lesson "write Y directly".
+``MIN_SESSIONS`` sessions becomes the lesson "write Y directly". One session's edits are one
+piece of evidence however many files they touch: a refactoring done there (``Query(`` ->
+``QueryContext(ctx,`` in twelve calls) is one decision, not a habit of the project.
 Constants are documented in references/LEARNING.md. Must not import cli.
 """
 
@@ -31,10 +31,8 @@ MAX_OPEN_SESSIONS = 200     # sessions whose edits are remembered; the least rec
 MAX_CLUSTERS = 5000         # corrections remembered; the least recent not yet lessons dropped
 TRIGGER = "edit"            # card trigger: the tool kind whose use puts the lesson at stake
 CONVENTION_MAX_TOKENS = 8   # a convention is a small substitution (both sides, in tokens)
-CONVENTION_MIN_FILES = 2    # ... seen in this many files, or in MIN_SESSIONS sessions (a
-                            # self-correction too)
-CONVENTION_CONFIDENCE = 0.3  # a lesson from one session's files: weaker than one from
-                             # MIN_SESSIONS sessions (START is 0.4)
+CONVENTION_CONFIDENCE = 0.3  # a convention's confidence is this + 0.1 per session (0.4 at
+                             # MIN_SESSIONS), never above a self-correction's of as many
 CUT_TITLE, CUT_EXAMPLE = 60, 160  # characters of X / Y in a title, of an edit in evidence
 _TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks
 
@@ -134,42 +132,35 @@ def miner(agg: dict, setup: Setup) -> Run:
             _hit("convention|" + sub[0], *sub[1:], path, old, new, obs, {"convention": True})
 
     def _hit(key, x, y, path, old, new, obs, fields) -> dict:
-        c = clusters.hit(fingerprint.digest(key, fold_case=False), obs, lambda: dict(
+        return clusters.hit(fingerprint.digest(key, fold_case=False), obs, lambda: dict(
             fields, change=key.split("|")[-1], x=cut(x, CUT_TITLE), y=cut(y, CUT_TITLE),
             example=[cut(path, CUT_EXAMPLE), cut(old, CUT_EXAMPLE), cut(new, CUT_EXAMPLE)],
-            files=[], undo=0))
-        files = c.setdefault("files", [])  # (clusters of older checkpoints have none)
-        if path not in files and len(files) < CONVENTION_MIN_FILES:
-            files.append(path)
-        return c
+            undo=0))
 
     def lessons() -> List[dict]:
         return [(_convention_lesson if c.get("convention") else _lesson)(d, c)
                 for d, c in ((d, clusters.items[d]) for d in sorted(clusters.changed))
-                if clusters.sessions(d) >= MIN_SESSIONS
-                or (len(c.get("files", [])) >= CONVENTION_MIN_FILES and not rename(c["change"]))]
+                if clusters.sessions(d) >= MIN_SESSIONS]
 
     return Run(wants, feed, lessons)
 
 
 def _lesson(digest: str, c: dict) -> dict:
-    """The card for one correction seen in several sessions, or in several files of one."""
+    """The card for one correction seen in several sessions."""
     x, y, n = c["x"], c["y"], len(c["sessions"])
-    files = f" in {len(c.get('files', []))}+ file(s)" if n < MIN_SESSIONS else ""
     path, old, new = c["example"]
     what = f"`{x}`" if x else "nothing"
     card = {
         "title": f"Write `{y}` directly, not {what}" if y else f"Don't write `{x}`",
         "when_to_use": f"editing code where you would write `{x or y}`",
         "problem": f"an edit wrote {what} and a later edit of the same file changed it to "
-                   f"`{y}` ({c['count']} time(s){files} in {n} session(s)"
+                   f"`{y}` ({c['count']} time(s) in {n} session(s)"
                    + (f"; {c['undo']} of them undid the earlier edit)" if c["undo"] else ")"),
         "solution_steps": [f"write `{y}` in the first edit instead of {what}" if y else
                            f"leave `{x}` out of the first edit"],
         "evidence": [f"example ({path}): `{old}` -> `{new}`"] + seen_lines(c),
         "tags": ["mined", "edit", "correction"] + (["undo"] if c["undo"] else []),
         "trigger": TRIGGER,
-        "confidence": confidence(n) if n >= MIN_SESSIONS else CONVENTION_CONFIDENCE,
     }
     return finding(KIND, digest, c["change"], c, card)
 
@@ -198,19 +189,6 @@ def substitution(old: str, new: str) -> Optional[Tuple[str, str, str]]:
     return key, x, y
 
 
-def rename(change: str) -> bool:
-    """Whether a change only renames one name to another (``getUser -> fetchUser``): done in
-    every file of one session it is a one-off refactoring, not a convention, so it takes
-    MIN_SESSIONS. A name replaced by a form of itself (``assertEquals -> assertEqual``,
-    ``Command -> CommandContext``) is an API's preferred form: a convention."""
-    sides = change.split(" -> ")
-    if len(sides) != 2 or not all(len(side.split()) == 1 and side.replace("_", "").isalnum()
-                                  for side in sides):
-        return False
-    old, new = (side.lower() for side in sides)
-    return old not in new and new not in old
-
-
 def _convention_lesson(digest: str, c: dict) -> dict:
     """The card for a substitution made in several files or sessions."""
     x, y, n = c["x"], c["y"], len(c["sessions"])
@@ -218,13 +196,11 @@ def _convention_lesson(digest: str, c: dict) -> dict:
     card = {
         "title": f"Write `{y}`, not `{x}` (convention)",
         "when_to_use": f"editing code where you would write `{x}`",
-        "problem": f"edits replaced `{x}` with `{y}` {c['count']} time(s) in "
-                   f"{len(c['files'])}+ file(s) and {n} session(s)",
+        "problem": f"edits replaced `{x}` with `{y}` {c['count']} time(s) in {n} sessions",
         "solution_steps": [f"write `{y}` where `{x}` would go"],
         "evidence": [f"example ({path}): `{old}` -> `{new}`"] + seen_lines(c),
         "tags": ["mined", "edit", "convention"], "trigger": TRIGGER,
-        "confidence": CONVENTION_CONFIDENCE if n < MIN_SESSIONS else
-        round(min(confidence(n), CONVENTION_CONFIDENCE + 0.1 * (n - 1)), 3),
+        "confidence": round(min(confidence(n), CONVENTION_CONFIDENCE + 0.1 * (n - 1)), 3),
     }
     return finding(KIND, digest, "convention|" + c["change"], c, card)
 

@@ -1,6 +1,7 @@
 """Miner ``failures``: tool failures, the episodes that recovered from them, and what fixed it.
 
-Failures are fingerprinted (``fingerprint.of_failure``) and clustered across sessions. After a
+Failures are fingerprinted (``key``: ``fingerprint.of_failure``, a relative path not found
+kept apart from a missing folder) and clustered across sessions. After a
 shell failure, the next ``FIX_WINDOW`` tool events of the same session are the episode: the
 steps taken and the call that recovered. A lesson is written only where the fix is certain:
 the command the error itself suggested (a hint) succeeding; a succeeding variant of the failed
@@ -15,7 +16,7 @@ succeeded next is no fix; a failure whose output names no cause (only ``exit cod
 count) is no lesson. Constants are documented in references/LEARNING.md.
 """
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from ..observation import causes, commands
 from . import callshape, fingerprint, fix_edits, fix_shell as sh
@@ -23,12 +24,13 @@ from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_
 from ..storage.screen import fence
 
 KIND = "failures"
-AGG_VERSION = 5             # 2: cause lines from the whole output, <ref>s, hints, steps;
+AGG_VERSION = 6             # 2: cause lines from the whole output, <ref>s, hints, steps;
                             # 3: the file a failure names, edits of it, programs replaced;
                             # 4: waiting failures as records (edits, files written), folders
                             # followed through relative cds, only certain fixes;
                             # 5: no count line as the cause, no comment as the program, the
-                            # paths an error names kept with a waiting failure
+                            # paths an error names kept with a waiting failure;
+                            # 6: a relative path not found apart from a missing folder
 _SID = b'"session_id": "'  # how fastjson (hooks, transcripts) writes the key
 _CD = b'"args": "cd '        # a shell call starting with cd (moves the shell for later calls)
 
@@ -165,7 +167,7 @@ def miner(agg: dict, setup: Setup) -> Run:
         rest = entry["after_cd"]
         if rest and family != "cd" and rest in [sh.flat(args)] + sh.segments(args):
             # what followed the failed cd ran without it: the shell already was there
-            if ok or fingerprint.of_failure(obs)[1] != entry["fp"]:
+            if ok or key(obs)[1] != entry["fp"]:
                 return "cd", rest
         core = cut(sh.private(causes.core(args), setup.repo_root), CUT_ARGS)
         if ok and sh.hinted(args, entry["hints"]) and not causes.riskier(args, failed):
@@ -189,7 +191,7 @@ def miner(agg: dict, setup: Setup) -> Run:
                 return "quoted", changed
             return ("done", "") if entry["touched"] else ("retry", "")
         if not ok:
-            if again and entry["steps"] and fingerprint.of_failure(obs)[1] != entry["fp"]:
+            if again and entry["steps"] and key(obs)[1] != entry["fp"]:
                 return "steps", steps_text(entry["steps"])  # failed otherwise: steps fixed this
             return None
         ran = [w for w in sh.operands(args, family) if w.rsplit("/", 1)[-1] in entry["written"]]
@@ -257,11 +259,10 @@ def miner(agg: dict, setup: Setup) -> Run:
             del cwd[next(iter(cwd))]
 
     def _failure(sid: str, obs: dict) -> None:
-        text, fp, raw = fingerprint.of_failure(obs)
+        text, fp, raw = key(obs)
         if test_verdict(raw):
             return  # the edit-test loop: a failing test is about the code under work
         here = str(obs.get("cwd") or "")
-        root = setup.repo_root  # what a lesson shows of a path is relative to it
         cluster = clusters.get(fp)
         if cluster is None:
             if len(clusters) >= MAX_CLUSTERS:
@@ -269,14 +270,14 @@ def miner(agg: dict, setup: Setup) -> Run:
             cluster = clusters[fp] = {
                 "fingerprint": text, "tool": obs.get("tool") or "?",
                 "kind": obs.get("tool_kind") or "other", "family": obs.get("family") or "",
-                "example": {"args": cut(sh.private(str(obs.get("args") or ""), root), CUT_ARGS),
-                            "error": cut(raw, CUT_ERROR)},
-                "count": 0, "sessions": [], "seen": [], "first": obs.get("ts", ""),
+                "example": _example(obs, raw), "count": 0, "sessions": [], "seen": [],
+                "first": obs.get("ts", ""),
                 "folder": commands.folder(here, str(obs.get("args") or ""), setup.repo_root)}
         cluster["count"] += 1
         cluster["last"] = obs.get("ts", "")
         if sid in cwd and "cwd" not in cluster and sh.relative_miss(obs, raw):
             cluster["cwd"] = sh.private(commands.folder(cwd[sid], "", setup.repo_root))
+            cluster["example"] = _example(obs, raw)  # the failure this cause is the one of
         known = sessions.get(fp)
         if known is None:
             known = sessions[fp] = set(cluster["sessions"])
@@ -288,6 +289,11 @@ def miner(agg: dict, setup: Setup) -> Run:
             changed.add(fp)
         if obs.get("tool_kind") == "shell" and obs.get("family"):
             _wait(sid, obs, fp, raw)
+
+    def _example(obs: dict, raw: str) -> dict:
+        """What a lesson shows of a failure (paths under the repository relative to it)."""
+        return {"args": cut(sh.private(str(obs.get("args") or ""), setup.repo_root), CUT_ARGS),
+                "error": cut(raw, CUT_ERROR)}
 
     def _wait(sid: str, obs: dict, fp: str, raw: str) -> None:
         """Start watching the session for what recovers from this shell failure."""
@@ -488,5 +494,16 @@ def recurs(obs: dict) -> Optional[str]:
     """The cluster digest of a failure observation (None for anything else)."""
     if obs.get("event") != "tool_failure" or ignored(obs):
         return None
-    _, digest, raw = fingerprint.of_failure(obs)
+    _, digest, raw = key(obs)
     return None if test_verdict(raw) else digest
+
+
+def key(obs: dict) -> Tuple[str, str, str]:
+    """``fingerprint.of_failure``, with a shell's relative path it could not find apart from
+    a path that does not exist: the same line, two causes (where the shell was; the folder
+    is not there), so one lesson would explain only half of them."""
+    text, digest, raw = fingerprint.of_failure(obs)
+    if sh.relative_miss(obs, raw):
+        text += " (a relative path)"
+        digest = fingerprint.digest(text)
+    return text, digest, raw

@@ -20,7 +20,7 @@ from . import fingerprint
 from ..storage.errors import SelfLearningError
 from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored
 from .mine_clusters import (Clusters, config_changed, config_digest, config_where, finding,
-                            refusal, repo_config, seen_lines, session_of)
+                            refusal, repo_config, seen_lines, session_of, user_words)
 from ..storage.screen import fence
 
 KIND = "preferences"
@@ -47,7 +47,6 @@ CUT_ARGS, CUT_ERROR = 120, 160  # characters of a command, of an error shown
 SAID_WINDOW = 10            # tool calls after a refusal in which the program the user named
                             # must do the refused call's job
 MAX_SAID_SESSIONS = 200     # sessions with a refusal waiting; the least recent are dropped
-SAID = "the user said:"     # how Claude Code hands the agent what the user typed on rejecting
 
 
 def groups(config: dict, where: str = "config.json") -> List[Tuple[Tuple[str, ...], bool]]:
@@ -152,13 +151,11 @@ def miner(agg: dict, setup: Setup) -> Run:
 
     def _refused(sid: str, obs: dict) -> None:
         """Wait for the user's words and the program they name, after a refused shell call."""
-        error = str(obs.get("error") or "")
-        at = error.lower().find(SAID)
         said.pop(sid, None)
         waiting.add(sid.encode("utf-8"))
         said[sid] = {"args": cut(obs.get("args"), CUT_ARGS), "family": str(obs.get("family") or ""),
                      "job": list(job_of(obs, table) or ()), "left": SAID_WINDOW,
-                     "words": cut(error[at + len(SAID):], CUT_ERROR) if at >= 0 else "",
+                     "words": cut(user_words(obs), CUT_ERROR),
                      "seen": [obs.get("id", "?"), sid, obs.get("ts", "?")]}
         while len(said) > MAX_SAID_SESSIONS:
             _done(next(iter(said)))
