@@ -331,5 +331,9 @@ def test_a_path_the_lessons_own_steps_make_is_not_stale(repo):
     assert advice.stale_reason(card, str(repo), {}) is None
     card = {"solution_steps": ["`make report > reports/today.txt`", "open reports/today.txt"]}
     assert advice.stale_reason(card, str(repo), {}) is None
+    (repo / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
+    card = {"solution_steps": ["printf '#!/bin/sh\\nexec make lint\\n' > .git/hooks/pre-push && "
+                               "chmod +x .git/hooks/pre-push"]}  # a made path keeps its dot
+    assert advice.stale_reason(card, str(repo), {}) is None
     card = {"solution_steps": ["run `python3 tools/gone.py`"]}
     assert advice.stale_reason(card, str(repo), {}) == "cites tools/gone.py, which no longer exists"

@@ -482,3 +482,18 @@ def test_credentials_the_second_round_showed(text, secret):
     "user alice forgot the password reset flow"])
 def test_their_ordinary_neighbours_survive(text):
     assert R.redact_text(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "curl -s https://api.telegram.org/bot7312459870:AAnOagx3Jd9Lq2VwZk8pRt5sYc1uHe4mBfX/"
+    "sendMessage -d chat_id=42",
+    "telegram: 7312459870:AAnOagx3Jd9Lq2VwZk8pRt5sYc1uHe4mBfX"])
+def test_a_telegram_bot_token_is_redacted(text):
+    """Issue #25, held-out round 3: a bot token in the Bot API's URL path."""
+    assert "AAnOagx3Jd9Lq2" not in R.redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "the telegram bot posts to chat 7312459870", "telegram chat 7312459870:AAnOag is short"])
+def test_telegram_look_alikes_survive(text):
+    assert R.redact_text(text) == text

@@ -28,6 +28,7 @@ ORIGIN = "basal-ganglia"    # metadata.origin of a mined skill
 CREATED_BY = "self-learning-skills"
 ALLOWED_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 OWNED = f'created_by: "{CREATED_BY}"'  # in the frontmatter of every SKILL.md written from a draft
+MAX_FILE_WORDS = 8          # a file name of more words reads as a sentence: not named in a draft
 # The block holding a person's corrections of the pattern (``correct --pattern``), rewritten
 # whole when they change.
 CORRECTIONS_BEGIN = "<!-- self-learning-skills:corrections:begin -->"
@@ -75,6 +76,20 @@ def derive_name(steps: List[str], taken=()) -> str:
     return name
 
 
+def listed_files(p: dict) -> List[str]:
+    """The files a draft may name. A skill is read as instructions and a file name can carry
+    one (``AI-AGENTS-run-curl-….md``): a name the safety screen flags when read as words, or
+    one that reads as a sentence (more than MAX_FILE_WORDS words), is left out."""
+    from ..storage import screen
+    out = []
+    for path in p.get("files") or []:
+        words = re.findall(r"[^\W_]+", str(path).rsplit("/", 1)[-1].rsplit(".", 1)[0])
+        if len(words) <= MAX_FILE_WORDS and not screen.text_findings(" ".join(words)) and \
+                not screen.text_findings(str(path)):
+            out.append(path)
+    return out
+
+
 def _step_line(step: str, example: str) -> str:
     if step.startswith("mcp:"):
         return f"Call the MCP tool `{step[4:]}`."
@@ -90,7 +105,7 @@ def description(p: dict) -> str:
     what = (f"Runs {steps}" if p["kind"] == "skill" else f"Runs `{cut(p['steps'][0], 200)}`") + \
         f", which succeeded in {p['sessions']} sessions in this repository."
     when = "; ".join(p.get("prompts") or [])
-    files = ", ".join(p.get("files") or [])
+    files = ", ".join(listed_files(p))
     text = what + (f" Use for tasks like: {when}." if when else "") + \
         (f" Files involved: {files}." if files else "")
     text = " ".join(text.replace("<", "").replace(">", "").split())
@@ -116,7 +131,8 @@ def template_body(p: dict) -> str:
              "", "## When to use", ""]
     lines += [f"- Tasks like: {prompt}" for prompt in p.get("prompts") or []] or \
         ["- When you are about to run these steps by hand again."]
-    lines += [f"- Files involved: {', '.join(f'`{f}`' for f in p['files'])}"] if p.get("files") else []
+    files = listed_files(p)
+    lines += [f"- Files involved: {', '.join(f'`{f}`' for f in files)}"] if files else []
     lines += ["", "## Steps", ""]
     if p["kind"] == "command":
         lines += ["Run:", "", "```bash", p["steps"][0], "```"]
@@ -135,7 +151,7 @@ def prompt_for(p: dict, name: str, template: str) -> str:
         f"Skill name: {name}", f"Description: {description(p)}",
         "Steps in order: " + " -> ".join(p["steps"]),
         "Evidence (sessions, prompts, files):", *[f"- {e}" for e in p.get("evidence") or []],
-        *[f"- file: {f}" for f in p.get("files") or []],
+        *[f"- file: {f}" for f in listed_files(p)],
         "Write a title line, '## When to use', '## Steps' (numbered, imperative) and, if the "
         "evidence shows any, '## Gotchas'. Under 60 lines. Print only the Markdown.",
         "", "Template to improve:", "", template])

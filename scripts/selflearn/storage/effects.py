@@ -4,27 +4,32 @@ Owns the command side of the safety screen: a step that runs remote or decoded c
 (piped, redirected, here-string, ``-c "$(…)"``, process substitution, or a file downloaded
 earlier and run before anyone read or checked it), sends credential or key files or the
 environment elsewhere, destroys what is outside the work tree or on a shared remote, disables a
-safety check (hooks, TLS verification, an agent's approvals) or points a package index,
-registry or git remote at another host. ``findings(text)`` returns ``(category, excerpt)``
-pairs; ``screen`` words them. Wrappers (``sudo``, ``env``, ``xargs``, ``timeout``…) are seen
-through, and prose before a command is skipped (every word naming a known program starts a
-candidate command); what each program does is ``programs``'. Imports only ``shell`` and
-``programs`` beside it; must not import any stage above storage.
+safety check (hooks, TLS verification, an agent's approvals), points a package index,
+registry or git remote at another host, or grants administrator rights on a shared system.
+``findings(text)`` returns ``(category, excerpt)`` pairs; ``screen`` words them. Wrappers
+(``sudo``, ``env``, ``xargs``, ``timeout``…) are seen through, and prose before a command is
+skipped (every word naming a known program starts a candidate command); what each program does
+is ``programs``' and ``platforms``'. Imports only ``shell``, ``programs`` and ``platforms``
+beside it; must not import any stage above storage.
 """
 
 import re
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from . import shell
+from . import platforms, shell
 from .shell import Command, Word
 from .programs import (
-    CODE_OPTS, CURL_LONG, DATA_OPTS, DOWNLOADERS, HANDLERS, INTERPRETERS, NET_READERS, READERS,
-    SECRET_VAR, SENDERS, SHELLS, SOURCE_FILES, SUBCOMMANDS, VIEWERS, WGET_LONG, Opts, assignments,
-    credential, decodes, downloads_to, dumps, home_path, known_programs, new_host, options,
-    prog_name, to_stdout, unwrap)
+    ARG_OPTS, CODE_OPTS, CURL_LONG, DATA_OPTS, DATA_READERS, DOWNLOADERS, HANDLERS, INTERPRETERS,
+    NET_READERS, READERS, SECRET_VAR, SENDERS, SHELLS, SOURCE_FILES, SUBCOMMANDS, VIEWERS,
+    WGET_LONG, Opts, assignments, credential, decodes, downloads_to, dumps, home_path,
+    known_programs, new_host, options, prog_name, settings_off, to_stdout, unwrap)
 
 Finding = Tuple[str, str]  # (category, excerpt)
 _URL = re.compile(r"(?i)(?:https?|ftp)://")
+# a setting or place that names the certificates TLS trusts (git http.sslCAInfo, --cacert,
+# NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, /usr/local/share/ca-certificates/, a trust store)
+_CA_KEY = re.compile(r"(?<![a-z])(?:ssl)?ca(?:info|file|path|certs?|[-_](?:bundle|file|path|"
+                     r"certs?|trust))|cert[-_]?file|trusted[-_]?cert|truststore|/anchors(?:/|$)")
 
 
 def mentions(text: str) -> bool:
@@ -131,6 +136,9 @@ class _Context:
                     out.add("secret")
             if dumps(prog, args):
                 out.add("secret")
+            platform = platforms.token_source(prog, args)
+            if platform:
+                out.add("token:" + platform)
             for a in args:
                 out |= _sub_taint(a, self)
         for op, target in cmd.redirs:
@@ -201,6 +209,8 @@ def _judge(script, ctx: _Context, depth: int) -> None:
                     if credential(target):
                         stdin.add("secret")
             assignments(cmd.assigns, cmd.words, ctx)
+            if any(_CA_KEY.search(n.lower()) and ctx.downloaded(v) for n, v in cmd.assigns):
+                ctx.flag("safety_bypass", [f"{n}={v}" for n, v in cmd.assigns])
             if cmd.assigns and not cmd.words:  # C=curl; $C … | sh
                 ctx.variables.update((n.lower(), str(v)) for n, v in cmd.assigns)
             words = _expanded(cmd.words, ctx.variables) if ctx.variables else cmd.words
@@ -251,9 +261,19 @@ def _command(cmd: Command, words: List[Word], stdin: Set[str], ctx: _Context,
         if prog.startswith(("sha", "md5", "b2")) and ("-c" in args or "--check" in args):
             for d in ctx.downloads:
                 ctx.downloads[d] = True
-    handler = HANDLERS.get(prog)
-    if handler:
-        handler(prog, args, ctx, shown)
+    for handler in (HANDLERS.get(prog), platforms.HANDLERS.get(prog)):
+        if handler:
+            handler(prog, args, ctx, shown)
+    if prog not in INTERPRETERS and prog not in DATA_READERS and any(
+            a.startswith("<(") and "remote" in _sub_taint(a, ctx) for a in args):
+        ctx.flag("remote_exec", shown)  # gradle -I <(curl …): a program runs a download
+    for target in platforms.applied(prog, args):
+        if platforms.foreign_url(target) or ctx.downloaded(target) or (
+                target == "-" and "remote" in stdin):
+            ctx.flag("remote_exec", shown)  # kubectl apply -f https://<host>/…: a cluster runs it
+    if _CA_KEY.search(" ".join(words).lower()) and any(
+            ctx.downloaded(v) for a in args for v in (a, a.partition("=")[2]) if v):
+        ctx.flag("safety_bypass", shown)  # a certificate from the network trusted for TLS
     if prog in ("nslookup", "dig", "host", "ping", "drill") and any(
             _sub_taint(a, ctx) or getattr(a, "subs", ()) or SECRET_VAR.search(a.lower())
             for a in args):
@@ -298,6 +318,9 @@ def _interpreter(cmd: Command, prog: str, args: List[Word], stdin: Set[str], ctx
                         code.add("remote")
                 reads_stdin = args[k + 1:k + 2] == ["-"]
                 break
+            if a[:1] == "-" and a[1:2] and a[1] in ARG_OPTS.get(family, ""):
+                k += 1 if len(a) > 2 else 2  # the option's own argument, not code
+                continue
             if low.startswith("-") and not low.startswith("--") and len(low) > 1:
                 letters = low[1:]
                 hit = next((ch for ch in letters if ch in code_opts or ch in data_opts), None)
@@ -307,7 +330,7 @@ def _interpreter(cmd: Command, prog: str, args: List[Word], stdin: Set[str], ctx
                         code |= _sub_taint(value, ctx) if value else set()
                     reads_stdin = False
                     break
-                k += 2 if letters in ("w", "x") and family in ("python", "pypy") else 1
+                k += 1
                 continue
             if low in ("--eval", "--print", "--command"):
                 code |= _sub_taint(args[k + 1], ctx) if k + 1 < len(args) else set()
@@ -341,10 +364,15 @@ def _script_like(word: str) -> bool:
 
 
 def _sender(prog: str, args: List[Word], stdin: Set[str], ctx: _Context, shown) -> None:
-    """Credential files, secrets or the environment sent to another host."""
+    """Credential files, secrets or the environment sent to another host; a platform's
+    token sent anywhere but to that platform."""
     if "secret" in stdin:
         ctx.flag("exfiltration", shown)
         return
+    tokens = {t[6:] for t in stdin.union(*(_sub_taint(a, ctx) for a in args))
+              if t.startswith("token:")}
+    if any(p != prog and platforms.sent_elsewhere(p, platforms.hosts_of(args)) for p in tokens):
+        ctx.flag("exfiltration", shown)
     sent: List[str] = []
     if prog == "curl":
         o = Opts(args, "dDeEFHKmoQrTuUwxXyYzAbcCPt", CURL_LONG)
@@ -431,3 +459,5 @@ def _writes(cmd: Command, content: Set[str], ctx: _Context) -> None:
                 ctx.flag("package_source", [*words[:6], ">", t])
     if "nopasswd" in text.lower():
         ctx.flag("safety_bypass", words[:8])
+    if targets and settings_off(text):  # {"insecure-registries": [...]} > daemon.json
+        ctx.flag("safety_bypass", [*words[:6], ">", targets[0]])

@@ -19,8 +19,8 @@ GATES: Dict[str, Optional[Tuple[Tuple[str, ...], ...]]] = {
         (('agent', 'assistant', 'model', 'tool'), ('ai', 'automated', 'autonomous', 'coding', 'llm'), ('are instructed', 'are required to', 'must', 'need to', 'processing this', 'reading this', 'shall', 'should', 'that read this')),
     '\\b(?:when|if|once|whenever) you (?:the )?(?:ai|model|assistant|agent|llm|bot|ai agent|language model) (?:see|read|reads|process|parse|encounter|find|are reading)':
         ((' you ',), ('if', 'once', 'when'), ('encounter', 'find', 'parse', 'process', 'read', 'see')),
-    '\\b(?:the )?(?:user|owner|admin|administrator|developer|human|operator)s? (?:has |have )?(?:already )?(?:authori[sz]ed|approved|allowed|permitted|consented|agreed|pre ?approved) (?:you|this|the agent|the assistant|it)\\b':
-        (('it', 'the agent', 'the assistant', 'this', 'you'), ('agreed', 'allowed', 'approved', 'authori', 'consented', 'permitted'), ('admin', 'developer', 'human', 'operator', 'owner', 'user')),
+    '\\b(?:the )?(?:user|owner|admin|administrator|developer|human|operator)s? (?:has |have )?(?:already )?(?:authori[sz]ed|approved|allowed|permitted|consented|agreed|pre ?approved) (?:you|this|the agent|the assistant|it|(?:all|every|any) (?:(?:shell|tool|git|bash|terminal|file) )?(?:commands?|actions?|changes?|tool calls?|tools|operations?|edits?))\\b':
+        (('agreed', 'allowed', 'approved', 'authori', 'consented', 'permitted'), ('admin', 'developer', 'human', 'operator', 'owner', 'user'), ('action', 'change', 'command', 'it', 'operation', 'the agent', 'the assistant', 'this', 'tool call', 'tools', 'you')),
     '\\b(?:to|for) (?:any|the|every) (?:ai|llm|assistant|agent|model|bot) (?:reading|processing|parsing|seeing|that reads)\\b':
         (('for', 'to'), ('any', 'every', 'the'), ('parsing', 'processing', 'reading', 'seeing', 'that reads')),
     "\\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard|nevermind|never mind|do not follow|don't follow|dont follow|stop following|cancel) (?:(?:all|any|of|the|your|my|these|those|previous|prior|earlier|above|preceding|past|existing|original|system|safety|other|initial|user's|whatever) )*?(?:all|any|every|previous|prior|earlier|above|preceding|past|original|system|safety|your|the user's|user's|developer's|initial|existing|other) (?:(?:the|your|of|and|previous|prior|above|system|safety) )*(?:instructions?|directions?|rules?|guidelines?|prompts?|context|commands?|constraints?|guardrails?|polic(?:y|ies)|messages?|restrictions?|directives?|orders|programming|training|safety measures|guidance|advice|notes|requests?|tasks?)\\b":
@@ -71,18 +71,26 @@ GATES: Dict[str, Optional[Tuple[Tuple[str, ...], ...]]] = {
         (('これから', 'まとめ', 'サマリー', 'ユーザーに', '今から', '報告', '従わ', '忘れ', '無視', '要約'),),
     '(?:이전|이전의|앞의|앞선|위의|위에서|기존|모든|시스템) ?(?:의 ?)?(?:모든 ?)?(?:지시|지침|명령|규칙|프롬프트|지시사항|지시 사항)(?:을|를|은|는)? ?(?:모두 ?|전부 ?)?무시|(?:너는|당신은|넌) ?(?:이제|지금부터|이제부터)|(?:이제부터|지금부터) ?(?:너는|당신은|넌)|사용자(?:에게|한테) ?(?:말하지|알리지|알려주지|보고하지|언급하지|전하지) ?(?:마|말|않)|사용자 ?몰래|(?:요약|보고서|답변)(?:에|에서)(?:는)? ?(?:언급하지|쓰지|포함하지) ?(?:마|말|않)':
         (('답변', '무시', '보고서', '사용자', '요약', '이제', '지금부터'),),
+    '(?:ігнору|забуд|не зважа\\w* на|відкин|знехту)\\w* (?:(?:усі|всі|усіх|всіх|будь-які) )?(?:попередн|раніш|систем|сво|тво|ваш|початков)\\w* (?:\\w+ )?(?:інструкці|вказів|правил|команд|директив|настанов)|не (?:кажи|кажіть|кажучи|повідомля|розповіда|згаду)\\w* (?:про це |цього |нічого )?користувач|прихова\\w* (?:це )?від користувач|без відома користувач':
+        (('вказів', 'директив', 'команд', 'користувач', 'настанов', 'правил', 'інструкці'),),
+    '(?:تجاهل|انس|اهمل|لا تتبع|لا تلتزم ب)\\w* (?:جميع |كل |كافة )?(?:ال)?(?:تعليمات|اوامر|قواعد|ارشادات|توجيهات)\\w* (?:ال)?(?:سابق|اصلي|نظام|قديم|اولي)|(?:تجاهل|انس)\\w* كل ما سبق|(?:دون|بدون|من دون|من غير) (?:ان )?(?:اخبار|ابلاغ|اعلام|تنبيه|تخبر|تبلغ)\\w* (?:ال)?مستخدم|لا (?:تخبر|تبلغ|تعلم|تذكر)\\w* (?:ل)?(?:ال)?مستخدم':
+        ((' كل ما سبق', 'ارشادات', 'اوامر', 'تعليمات', 'توجيهات', 'قواعد', 'مستخدم'),),
+    '\\b(?:bo qua|phot lo|lo đi|quen|khong tuan theo|đung (?:tuan|lam) theo) (?:(?:tat ca|toan bo|moi|het) )(?:(?:cac|nhung) )?(?:huong dan|chi dan|chi thi|quy tac|menh lenh|lenh|yeu cau)|\\b(?:bo qua|phot lo|lo đi|quen|khong tuan theo|đung (?:tuan|lam) theo) (?:(?:cac|nhung) )?(?:huong dan|chi dan|chi thi|quy tac|menh lenh|lenh|yeu cau) (?:truoc (?:đo|đay)|o tren|phia tren|ban đau|cua he thong)|\\b(?:khong|đung|chang) (?:bao|noi|cho biet|thong bao|ke)(?: gi)? (?:cho|voi) (?:nguoi dung|nguoi su dung)\\b|\\bgiau (?:khoi )?(?:nguoi dung|nguoi su dung)\\b':
+        (('ban đau', 'bo qua', 'cua he thong', 'khong tuan theo', 'lo đi', 'nguoi ', 'o tren', 'phia tren', 'phot lo', 'quen', 'truoc đ', 'đung '),),
+    '(?:เพิกเฉย|ไม่สนใจ|ละเลย|(?<!อย่า)ลืม)(?:ต่อ)?\\s?(?:ทุก)?\\s?(?:คําสั่ง|คําแนะนํา|กฎ|ข้อกําหนด|คําชี้แจง)\\S{0,12}?(?:ทั้งหมด|ก่อนหน้า|ข้างต้น|เดิม|ของระบบ)|(?:ไม่(?:ต้อง)?|อย่า)\\s?(?:บอก|แจ้ง|เล่า)(?:ให้)?\\s?ผู้ใช้|(?:ปิดบัง|ซ่อน)\\S{0,12}?(?:จาก)?ผู้ใช้':
+        (('ก่อนหน้า', 'ของระบบ', 'ข้างต้น', 'ทั้งหมด', 'ผู้ใช้', 'เดิม'),),
     '\\biex\\b[^\\n]{0,300}(?:downloadstring|net\\.webclient)|downloadstring\\s*\\(|\\bnew-object\\s+net\\.webclient\\b[^\\n]{0,300}\\|\\s*iex':
         (('downloadstring', 'net.webclient'),),
-    '\\bexec\\s*\\(\\s*(?:requests\\.get|urllib\\.request\\.urlopen|urlopen)\\s*\\(|\\beval\\s*\\(\\s*(?:await\\s+)?fetch\\s*\\(':
-        (('e',), ('fetch', 'requests.get', 'urlopen')),
+    '\\b(?:exec|eval|instance_eval)\\b[ (]*(?:await\\s+)?[\\w.:]*?(?:open|get|fetch|file_get_contents|request)\\s*\\(\\s*[\'\\"]?(?:https?|ftp)://|(?:\\.get|fetch|open|file_get_contents)\\s*\\(\\s*[\'\\"](?:https?|ftp)://[^\\n]{0,300}?\\b(?:eval|exec)\\b\\s*[()]':
+        (('.get', 'eval', 'exec', 'fetch', 'file_get_contents', 'open'),),
     '\\b(?:exec|eval|compile)\\s*\\(\\s*(?:base64\\.b64decode|b64decode|codecs\\.decode|bytes\\.fromhex|binascii\\.unhexlify|zlib\\.decompress|marshal\\.loads|__import__\\s*\\(\\s*[\'\\"](?:base64|codecs|zlib|marshal)|atob|buffer\\.from|unescape|string\\.fromcharcode|decodeuricomponent)|\\bnew\\s+function\\s*\\(\\s*atob|\\bfunction\\s*\\(\\s*atob|frombase64string\\([^\\n]{0,300}(?:iex|invoke-expression)|(?:iex|invoke-expression)[^\\n]{0,300}frombase64string':
         (('compile', 'eval', 'exec', 'frombase64string', 'function'),),
     ':\\(\\)\\s*\\{\\s*:\\s*\\|\\s*:\\s*&\\s*\\}\\s*;':
         ((':()',), ('}',), ('|',)),
     '\\bbypasspermissions\\b|danger-full-access|\\bapproval_policy\\W{0,4}never\\b|\\bnopasswd\\b|\\bbash\\(\\*\\)|\\b(?:autoapprove|autoaccept|yolo|yolomode|skippermissions)\\W{0,3}\\s*[:=]\\s*\\W?(?:true|on|1)\\b':
         (('approval_policy', 'autoaccept', 'autoapprove', 'bash(*)', 'bypasspermissions', 'danger-full-access', 'nopasswd', 'skippermissions', 'yolo'),),
-    '\\bverify\\s*=\\s*false\\b|\\brejectunauthorized\\W{0,3}\\s*[:=]\\s*false\\b|\\binsecureskipverify\\W{0,3}\\s*[:=]\\s*true\\b|_create_unverified_context|\\bcheck_hostname\\s*=\\s*false\\b|\\bcert_none\\b':
-        (('_create_unverified_context', 'cert_none', 'check_hostname', 'rejectunauthorized', 'verify'),),
+    '\\bverify\\s*=\\s*false\\b|\\brejectunauthorized\\W{0,3}\\s*[:=]\\s*false\\b|\\binsecureskipverify\\W{0,3}\\s*[:=]\\s*true\\b|_create_unverified_context|\\binsecure[-_]registries\\W{0,3}\\s*[:=]\\s*\\[\\s*[\'\\"]?[\\w.\\[]|\\bcheck_hostname\\s*=\\s*false\\b|\\bcert_none\\b':
+        (('_create_unverified_context', 'cert_none', 'check_hostname', 'registries', 'rejectunauthorized', 'verify'),),
     '(?:https?|ftp)://[^\\s)\\]\'\\"]*\\$\\{?[a-z_]*(?:token|secret|key|password|passwd|pass|credential|creds|auth)[a-z_]*':
         (('://',), ('ftp', 'http'), ('auth', 'credential', 'creds', 'key', 'pass', 'secret', 'token')),
     '\\bopen\\s*\\(\\s*[\'\\"][^\'\\"\\n]{0,80}(?:\\.env|id_rsa|id_ed25519|\\.ssh/|\\.aws/|\\.netrc|\\.pgpass|\\.git-credentials|credentials)[\'\\"][^\\n]{0,200}\\b(?:requests\\.(?:post|put)|urlopen|http\\.client|fetch\\s*\\()|\\b(?:requests\\.(?:post|put)|fetch)\\s*\\([^\\n]{0,200}\\bopen\\s*\\(\\s*[\'\\"][^\'\\"\\n]{0,80}(?:\\.env|id_rsa|id_ed25519|\\.ssh/|\\.aws/|\\.netrc|\\.pgpass|\\.git-credentials|credentials)[\'\\"]':

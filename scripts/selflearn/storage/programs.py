@@ -35,6 +35,10 @@ CODE_OPTS = {"sh": "c", "python": "c", "pypy": "c", "node": "ep", "nodejs": "ep"
              "bun": "e", "perl": "eE", "ruby": "e", "php": "rR", "lua": "e", "luajit": "e",
              "rscript": "e", "osascript": "e", "pwsh": "c", "powershell": "c"}
 DATA_OPTS = {"python": "m", "pypy": "m"}  # a module runs; standard input is its data
+# options whose argument follows them (attached or as the next word) and holds no code:
+# ``ruby -ropen-uri -e …``, ``perl -MLWP::Simple -e …``, ``node -r dotenv/config -e …``
+ARG_OPTS = {"ruby": "rICEKF", "perl": "MmIF", "node": "r", "nodejs": "r", "python": "WX",
+            "pypy": "WX"}
 DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "iwr", "irm",
                "invoke-webrequest", "invoke-restmethod", "lwp-download", "lwp-request", "axel"}
 NET_READERS = {"nc", "ncat", "netcat", "socat", "telnet", "dig", "nslookup", "host", "drill"}
@@ -45,6 +49,9 @@ READERS = {"cat", "head", "tail", "less", "more", "tac", "base64", "xxd", "od", 
            "zip", "gzip", "bzip2", "xz", "zstd", "gpg", "openssl", "strings", "jq", "yq", "sed",
            "awk", "grep", "cut", "sort", "uniq", "tr", "dd", "type", "get-content", "gc", "7z",
            "echo", "printf", "sqlite3"}
+# programs that only read, compare or copy the files they are given (``diff <(curl …) f``)
+DATA_READERS = READERS | {"diff", "cmp", "comm", "paste", "wc", "sdiff", "vimdiff", "colordiff",
+                          "join", "tee", "cp", "mv", "install", "file", "stat", "md5"}
 IDENTITY = {"env", "printenv", "whoami", "hostname", "id", "uname"}
 VIEWERS = {"less", "more", "cat", "head", "view", "vi", "vim", "nano", "bat", "code", "sha256sum",
            "sha512sum", "shasum", "sha1sum", "md5sum", "b2sum", "gpg", "gpgv", "cosign",
@@ -59,7 +66,8 @@ SUBCOMMANDS = set(WRAPPERS) | {  # programs whose next word is theirs (``git rm`
     "git", "docker", "podman", "nerdctl", "kubectl", "helm", "npm", "npx", "pnpm", "yarn", "bun",
     "gh", "brew", "apt", "apt-get", "cargo", "go", "make", "uv", "pip", "poetry", "conda",
     "systemctl", "aws", "gcloud", "az", "composer", "bundle", "gem", "pipx", "terraform",
-    "dotnet", "mvn", "gradle", "rustup", "deno", "mise", "just", "task", "pre-commit"}
+    "dotnet", "mvn", "gradle", "rustup", "deno", "mise", "just", "task", "pre-commit", "mix",
+    "xhost"}
 GIT_OPTS_WITH_ARG = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
                      "--config-env"}
 AGENTS = {"claude", "codex", "gemini", "copilot", "cursor-agent", "aider", "amp", "q", "goose",
@@ -95,6 +103,12 @@ ENV_RULES = {
     "pipenv_pypi_mirror": ("host", "package_source"),
     "goose_mode": ("auto", "safety_bypass"),
 }
+# an agent's approvals off by its environment: <agent>…_<switch> (COPILOT_ALLOW_ALL,
+# AIDER_YES_ALWAYS, GEMINI_YOLO…), the spellings of the options below
+_AGENT_ENV = re.compile(r"(?:%s)\w*?_(?:allow_all\w*|yolo\w*|dangerously\w*|skip_permissions|"
+                        r"bypass_permissions|auto_?approve\w*|full_auto|trust_all\w*|yes_always|"
+                        r"approve_all\w*)" % "|".join(sorted(a.replace("-", "_") for a in AGENTS
+                                                             if len(a) > 1)))
 # long options that turn a check off whatever the program; and those that do with a false value
 OFF_OPTIONS = {"--insecure", "--no-check-certificate", "--no-verify-ssl",
                "--insecure-skip-tls-verify",
@@ -115,11 +129,20 @@ INDEX_OPTS = {"--index-url", "--extra-index-url", "--index", "--default-index", 
               "--find-links", "--source", "--pypi-mirror"}
 SHORT_INDEX = {"pip": {"-i", "-f"}, "pip3": {"-i", "-f"}, "uv": {"-i", "-f"}, "pipx": {"-i"},
                "easy_install": {"-i", "-f"}}
-CONFIG_OFF = {"strict-ssl", "strict_ssl", "enablestrictssl", "http.sslverify", "sslverify",
-              "ssl_verify", "verify_ssl", "ssl-verify"}
+# a setting's name (its last dotted part, or the whole key) that turns TLS verification off
+# with a false value (``strict-ssl false``, Composer ``secure-http false``, Poetry
+# ``certificates.<source>.cert false``) or with any true one (Maven
+# ``-Dmaven.wagon.http.ssl.insecure=true``, ``allowall``, Docker ``insecure-registries``)
+_VERIFY_ON = re.compile(r"(?:enable)?strict[-_]?ssl|ssl[-_]?verify(?:[-_]?(?:peer|mode))?|"
+                        r"verify[-_]?(?:ssl|peer|certificates?)|secure[-_]?http|cert|verify|"
+                        r"check[-_]?(?:certificate|revocation)|tls[-_]?verify")
+_VERIFY_OFF = re.compile(r"(?:.*[._-])?(?:insecure(?:[-_]?(?:registries|ssl|tls))?|"
+                         r"allow[-_]?all|trust[-_]?all(?:[-_]?certs?)?|disable[-_]?(?:ssl|tls)|"
+                         r"ignore[._-]?validity[._-]?dates|skip[-_]?(?:tls|ssl)[-_]?verify)")
+TRUTHY = {"true", "1", "yes", "on"}
 REGISTRY_KEYS = ("registry", "npmregistryserver", "index-url", "index_url", "extra-index-url",
-                 "trusted-host", "find-links", "remote.", "insteadof", "pypi-url", "pypi.url",
-                 "mirror", "channels", "default-index")
+                 "repo.", "repositories.", "trusted-host", "find-links", "remote.", "insteadof",
+                 "pypi-url", "pypi.url", "mirror", "channels", "default-index")
 SOURCE_FILES = (".npmrc", ".yarnrc", ".yarnrc.yml", "pip.conf", "pip.ini", ".pypirc", "uv.toml",
                 ".condarc", ".gemrc", "bunfig.toml", "pydistutils.cfg", ".cargo/config",
                 ".cargo/config.toml", "sources.list")
@@ -141,7 +164,9 @@ def known_programs() -> Set[str]:
                               "tee", "setenforce", "ufw", "systemctl", "spctl", "csrutil",
                               "set-executionpolicy", "export", "setx", "declare", "set",
                               "compgen", "mkfifo", "pre-commit", "cursor-agent", "ping", "cp",
-                              "mv", "terraform", "husky", "lefthook", "overcommit"})
+                              "mv", "terraform", "husky", "lefthook", "overcommit", "mix", "uvx",
+                              "composer", "mvn", "gradle", "gradlew", "docker", "podman",
+                              "kubectl", "helm", "xhost"})
     return _KNOWN
 
 
@@ -168,23 +193,50 @@ def _prog_name(word: str) -> str:
         return "mkfs"
     if name in ("$shell", "${shell}", "$0", "$bash", "${bash}"):
         return "sh"  # the shell a variable names
+    found = _FOUND.fullmatch(word.strip())
+    if found:  # "$(which bash)", `command -v python3`: the program the lookup prints
+        return _prog_name(found.group(1))
+    if any(c in name for c in "[?*") and len(re.sub(r"\[[^]]*\]|[?*]", "", name)) >= 2:
+        return _globbed(name) or name  # /bin/[b]ash, /usr/bin/ba?h: the program a glob names
     base = name.rstrip("0123456789.-")
     return base if base in INTERPRETERS or base == "pip" else name
 
 
-def _host(text: str) -> Optional[str]:
+_FOUND = re.compile(r"(?:\$\(|`)\s*(?:which|command\s+-v|type\s+-[pP]|whereis)\s+"
+                    r"([\w./+-]+)\s*(?:\)|`)")
+
+
+def _globbed(name: str) -> Optional[str]:
+    """The known program a glob matches (interpreters first), if any."""
+    try:
+        pattern = re.compile("".join(
+            "." if c == "?" else ".*" if c == "*" else c if c in "[]^!" else re.escape(c)
+            for c in name).replace("[!", "[^"))
+    except re.error:  # an unclosed bracket: no glob
+        return None
+    for prog in sorted(INTERPRETERS) + sorted(known_programs() - INTERPRETERS):
+        if pattern.fullmatch(prog):
+            return prog
+    return None
+
+
+def url_host(text: str) -> Optional[str]:
+    """The host of the first URL in ``text``, lower-case (None: no URL)."""
     m = _URL_HOST.search(text)
     return m.group(1).lower() if m else None
 
 
 CODE_HOSTS = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "dev.azure.com",
-              "ssh.dev.azure.com", "git.sr.ht", "gitee.com", "sourceforge.net"}
+              "ssh.dev.azure.com", "git.sr.ht", "gitee.com", "sourceforge.net",
+              "raw.githubusercontent.com"}
+GO_HOSTS = {"golang.org", "google.golang.org", "go.googlesource.com", "gopkg.in", "k8s.io",
+            "sigs.k8s.io"}  # the Go project's and Kubernetes' module hosts
 _SCP_HOST = re.compile(r"^(?:[\w.-]+@)?([\w.-]+\.[a-z]{2,}):(?!//)")
 
 
 def code_host(text: str) -> bool:
     """A git URL (``https://``, ``ssh://`` or ``git@host:path``) at a known code forge."""
-    host = _host(text)
+    host = url_host(text)
     if host is None:
         m = _SCP_HOST.match(text.lower())
         host = m.group(1) if m else None
@@ -193,7 +245,7 @@ def code_host(text: str) -> bool:
 
 def new_host(text: str) -> bool:
     """A URL in ``text`` at a host that is not a language's default index."""
-    host = _host(text)
+    host = url_host(text)
     return host is not None and host not in DEFAULT_HOSTS
 
 
@@ -204,6 +256,24 @@ def home_path(path: str) -> Optional[str]:
     m = re.match(r"(?:~|\$home|\$\{home(?:[:?\-=+][^}]*)?\}|/root|/home/[^/]+|/users/[^/]+)"
                  r"(?=/|$)", path)
     return "~" + path[m.end():] if m else None
+
+
+def setting_off(key: str, value: str) -> bool:
+    """A setting (``key``, its ``value``; any case) that turns TLS verification off."""
+    key, value = key.lower().strip("\"'-"), value.lower().strip("\"' ")
+    if _VERIFY_OFF.fullmatch(key):
+        return value in TRUTHY or (value.startswith("[") and value.strip("[] ") != "")
+    return value in FALSY - {""} and bool(_VERIFY_ON.fullmatch(key.rsplit(".", 1)[-1]))
+
+
+_SETTING = re.compile(r"""["']?([A-Za-z_][\w.-]*)["']?[ \t]*[:=][ \t]*"""
+                      r"""(\[[ \t]*["']?[^\s"',\]]*|["']?[\w.-]+)""")
+
+
+def settings_off(text: str) -> bool:
+    """``text`` (a file written, a config snippet) sets one (``"insecure-registries": [...]``,
+    ``strict-ssl=false``, ``:ssl_verify_mode: 0``)."""
+    return any(setting_off(m.group(1), m.group(2)) for m in _SETTING.finditer(text))
 
 
 def credential(path: str) -> bool:
@@ -411,6 +481,8 @@ def assignments(assigns, words: List[Word], ctx: Flags) -> None:
         rule = ENV_RULES.get(name)
         if name == "skip" and value and program in ("git", "pre-commit", "export"):
             ctx.flag("safety_bypass", [f"{name}={value}"])
+        if value not in FALSY and _AGENT_ENV.fullmatch(name):  # COPILOT_ALLOW_ALL=true
+            ctx.flag("safety_bypass", [f"{name}={value}"])
         if not rule:
             continue
         test, category = rule
@@ -430,7 +502,9 @@ def options(prog: str, args: List[Word], ctx: Flags, shown) -> None:
     for k, a in enumerate(args):
         low = a.lower()
         name, eq, value = low.partition("=")
-        if name in OFF_OPTIONS or name.startswith("--dangerously"):
+        if name.startswith("-d") and len(name) > 2 and eq and setting_off(name[2:], value):
+            ctx.flag("safety_bypass", shown)  # a JVM property: -Dmaven.wagon.http.ssl.insecure=true
+        elif name in OFF_OPTIONS or name.startswith("--dangerously"):
             if name == "--no-verify" and prog not in ("git", "cargo", "npm", "yarn", "pnpm",
                                                       "husky", "gh"):
                 continue
@@ -551,7 +625,7 @@ def _git(prog: str, args: List[Word], ctx: Flags, shown) -> None:
             k += 1
     for c in configs:
         key, _, value = c.partition("=")
-        if key == "core.hookspath" or (key.endswith("sslverify") and value in FALSY):
+        if key == "core.hookspath" or setting_off(key, value) or _trusts_all(key, value):
             ctx.flag("safety_bypass", shown)
         if key.startswith("remote.") and key.endswith("url") or key.endswith("insteadof"):
             ctx.flag("package_source", shown)
@@ -579,10 +653,16 @@ def _git(prog: str, args: List[Word], ctx: Flags, shown) -> None:
         if len(pos) >= 2:
             key, value = pos[0], pos[1]
             off = value in FALSY or value.startswith(("/dev/", "/tmp"))
-            if (key == "core.hookspath" and off) or (key.endswith("sslverify") and value in FALSY):
+            if (key == "core.hookspath" and off) or setting_off(key, value) or \
+                    _trusts_all(key, value):
                 ctx.flag("safety_bypass", shown)
             if key.startswith("remote.") and key.endswith("url") or key.endswith("insteadof"):
                 ctx.flag("package_source", shown)
+
+
+def _trusts_all(key: str, value: str) -> bool:
+    """``safe.directory '*'``: git's ownership check off for every repository on the machine."""
+    return key == "safe.directory" and value.strip("'\"") == "*"
 
 
 def _abbreviates(options, full: str, least: int = 6) -> bool:
@@ -630,26 +710,31 @@ def _packages(prog: str, args: List[Word], ctx: Flags, shown) -> None:
         elif name == "--trusted-host":
             ctx.flag("package_source", shown)
     pos = [a for a in low if not a.startswith("-")]
-    if pos[:1] in (["install"], ["add"], ["i"]) or prog in ("pipx", "easy_install"):
-        # a package given as a URL or a git remote: fetched from that host, not the index
+    if pos[:1] in (["install"], ["add"], ["i"]) or pos[:1] and pos[0].endswith(".install") or \
+            prog in ("pipx", "easy_install"):
+        # a package given as a URL or a git remote (mix archive.install URL): fetched from
+        # that host, not the index
         if any(("://" in a or a.startswith("git+")) and new_host(a.split("+", 1)[-1])
                and not code_host(a.split("+", 1)[-1]) for a in pos[1:]):
             ctx.flag("package_source", shown)
-    if prog in ("npx", "bunx") or pos[:1] in (["dlx"], ["exec"], ["x"]):
+    if prog in ("npx", "bunx", "uvx") or pos[:1] in (["dlx"], ["exec"], ["x"]) or \
+            prog in ("uv", "pipx") and "run" in pos[:2]:
         # run straight from a git host or a URL: code nobody published runs now
         if any(a.startswith(("github:", "gitlab:", "bitbucket:", "git+", "git://", "http://",
                              "https://")) for a in pos):
             ctx.flag("remote_exec", shown)
+    if prog == "go":
+        _go(low, ctx, shown)
     if pos[:1] in (["config"], ["set"]):
         rest = [p for p in pos[1:] if p not in ("set", "add", "global")]
         if rest and "=" in rest[0]:  # npm config set key=value
             rest = rest[0].split("=", 1) + rest[1:]
         key = rest[0] if rest else ""
         if any(r in key for r in REGISTRY_KEYS) and (
-                new_host(" ".join(rest[1:])) or "trusted" in key):
+                new_host(" ".join(rest[1:])) or "trusted" in key) and not (
+                key.startswith("repo") and code_host(" ".join(rest[1:]))):
             ctx.flag("package_source", shown)
-        if (key in CONFIG_OFF or key.rsplit(".", 1)[-1] in CONFIG_OFF) and rest[1:2] and \
-                rest[1] in FALSY:
+        if rest[1:2] and setting_off(key, rest[1]):
             ctx.flag("safety_bypass", shown)
     if prog == "poetry" and pos[:2] == ["source", "add"] and new_host(" ".join(pos)):
         ctx.flag("package_source", shown)
@@ -658,6 +743,28 @@ def _packages(prog: str, args: List[Word], ctx: Flags, shown) -> None:
         ctx.flag("package_source", shown)
     if prog == "go" and pos[:1] == ["env"] and "-w" in low:
         assignments([], [Word(a) for a in args if "=" in a], ctx)
+
+
+def _go(low: List[str], ctx: Flags, shown) -> None:
+    """``go run host/x@v`` from a host no code forge or the Go project is (its code runs now);
+    ``go mod edit -replace a=b`` where ``b`` is another account's or host's copy."""
+    pos = [a for a in low if not a.startswith("-")]
+    if pos[:1] == ["run"] and any("@" in a and "." in a.split("/", 1)[0] and a.split("/", 1)[0]
+                                  not in CODE_HOSTS | GO_HOSTS for a in pos[1:2]):
+        ctx.flag("remote_exec", shown)
+    if pos[:2] == ["mod", "edit"]:
+        for a in low[2:]:
+            a = a[len("-replace="):] if a.startswith("-replace=") else a
+            old, eq, repl = a.partition("=")
+            if eq and not a.startswith("-") and not repl.startswith((".", "/")) and \
+                    _owner(old) != _owner(repl):
+                ctx.flag("package_source", shown)
+
+
+def _owner(module: str) -> str:
+    """Who publishes a module path: its host, and the account on a code forge."""
+    parts = module.split("@")[0].split("/")
+    return "/".join(parts[:2]) if parts[0] in CODE_HOSTS else parts[0]
 
 
 def _system(prog: str, args: List[Word], ctx: Flags, shown) -> None:
@@ -717,7 +824,8 @@ HANDLERS = {"rm": _rm, "find": _find, "dd": _disk, "mkfs": _disk, "mke2fs": _dis
              "netcat": _net, "socat": _net, "curl": _net,
              **{p: _packages for p in ("pip", "pip3", "uv", "pipx", "poetry", "pdm", "npm", "npx",
                                        "pnpm", "yarn", "bun", "bunx", "gem", "conda", "cargo", "go",
-                                       "python", "pypy", "easy_install", "bundle", "composer")},
+                                       "python", "pypy", "easy_install", "bundle", "composer",
+                                       "mix", "uvx")},
              **{a: _agent for a in ("gemini", "cursor-agent", "aider", "codex")},
              "mv": _moved, "gh": _remote_delete, "terraform": _remote_delete,
              "pre-commit": _moved, "husky": _moved, "lefthook": _moved, "overcommit": _moved}

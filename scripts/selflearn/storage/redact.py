@@ -290,6 +290,10 @@ RULES = (
      r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?(?=[\w-]*\d)[\w-]{20,}"),
     ("google_api_key", ("AIza",), r"(?<![\w-])AIza[\w-]{35}(?![\w-])"),
     ("npm_token", ("npm_",), r"(?<!\w)npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    # a Telegram bot token, <bot id>:<35 characters from A> (gitleaks' telegram-bot-api-token),
+    # in the Bot API's URL path (``/bot<token>/sendMessage``) or near the word
+    ("telegram_token", ("/bot", "~telegr"),
+     r"(?:(?<=/bot)|(?<![\w:-]))\d{5,16}:A[\w-]{34}(?![\w-])"),
     ("api_token", _PROVIDER_TRIGGERS, _PROVIDER_TOKENS),
     ("api_token", ("~accountkey=", "~sharedaccesskey=", "sig=", "~signature="), _CONN_KEYS),
     ("jwt", ("eyJ",), r"(?<![\w-])eyJ[\w-]{8,}\.ey[\w-]{8,}\.[\w-]*"),

@@ -40,6 +40,7 @@ REASONS = {
     "safety_bypass": "disables a safety check",
     "encoded_exec": "decodes and runs an encoded payload",
     "package_source": "points a package index, registry or git remote at another host",
+    "privilege": "grants administrator rights or makes a private repository public",
     "hidden_text": "invisible, direction-changing or terminal-control characters",
 }
 MAX_SCAN = 20000        # characters of one text examined (a lesson is far shorter)
@@ -85,13 +86,15 @@ def _plain(text: str) -> str:
 
 def _native(text: str) -> str:
     """Lower-case text in its own script (for phrases in other languages): NFKC, invisible
-    characters dropped, accents off Latin, Greek and Cyrillic letters, spaces collapsed."""
+    characters dropped, accents off Latin, Greek and Cyrillic letters (and marks off Arabic
+    ones), spaces collapsed."""
     text = _HIDDEN_RE.sub("", unicodedata.normalize("NFKC", text)).replace("\u2019", "'")
     if not text.isascii():
         out = []
         for ch in unicodedata.normalize("NFKD", text):
-            if unicodedata.combining(ch) and out and ord(out[-1]) < 0x0530:
-                continue
+            if unicodedata.combining(ch) and out and (ord(out[-1]) < 0x0530 or
+                                                     0x0600 <= ord(out[-1]) <= 0x06FF):
+                continue  # accents, and Arabic vowel marks and hamza (أ is read ا)
             out.append(ch)
         text = unicodedata.normalize("NFC", "".join(out))
     return " ".join(text.lower().split())
@@ -179,7 +182,9 @@ PHRASES = (
     ("override", _gated(
         r"\b(?:the )?(?:user|owner|admin|administrator|developer|human|operator)s? (?:has |have )?"
         r"(?:already )?(?:authori[sz]ed|approved|allowed|permitted|consented|agreed|pre ?approved)"
-        r" (?:you|this|the agent|the assistant|it)\b")),
+        r" (?:you|this|the agent|the assistant|it|(?:all|every|any) (?:(?:shell|tool|git|bash|"
+        r"terminal|file) )?(?:commands?|actions?|changes?|tool calls?|tools|operations?|edits?))"
+        r"\b")),
     ("addressed_to_ai", _gated(
         r"\b(?:to|for) (?:any|the|every) (?:ai|llm|assistant|agent|model|bot) "
         r"(?:reading|processing|parsing|seeing|that reads)\b")),
@@ -263,6 +268,13 @@ PHRASES = (
         r"\bkeep (?:this|it|that) between (?:us|you and me|ourselves)\b|\bsay nothing (?:about|of) "
         r"(?:this|it|that)\b")),
 )
+
+
+def _nfkc(pattern: str) -> str:
+    """A pattern in the form ``_native`` reads (NFKC: Thai ``ำ`` is two letters there)."""
+    return unicodedata.normalize("NFKC", pattern)
+
+
 # the same families in other languages, read on ``_native`` text (accents off Latin,
 # Greek and Cyrillic letters: "précédentes" is read "precedentes", "сообщай" "сообщаи")
 FOREIGN = (
@@ -340,13 +352,40 @@ FOREIGN = (
         r"이제부터)|(?:이제부터|지금부터) ?(?:너는|당신은|넌)|사용자(?:에게|한테) ?(?:말하지|알리지|"
         r"알려주지|보고하지|언급하지|전하지) ?(?:마|말|않)|사용자 ?몰래|(?:요약|보고서|답변)(?:에|에서)"
         r"(?:는)? ?(?:언급하지|쓰지|포함하지) ?(?:마|말|않)")),
+    ("override", _gated(  # Ukrainian
+        r"(?:ігнору|забуд|не зважа\w* на|відкин|знехту)\w* (?:(?:усі|всі|усіх|всіх|будь-які) )?"
+        r"(?:попередн|раніш|систем|сво|тво|ваш|початков)\w* (?:\w+ )?(?:інструкці|вказів|правил|"
+        r"команд|директив|настанов)|не (?:кажи|кажіть|кажучи|повідомля|розповіда|згаду)\w* "
+        r"(?:про це |цього |нічого )?користувач|прихова\w* (?:це )?від користувач|"
+        r"без відома користувач")),
+    ("override", _gated(  # Arabic (read without vowel marks: أ is ا)
+        r"(?:تجاهل|انس|اهمل|لا تتبع|لا تلتزم ب)\w* (?:جميع |كل |كافة )?(?:ال)?(?:تعليمات|اوامر|"
+        r"قواعد|ارشادات|توجيهات)\w* (?:ال)?(?:سابق|اصلي|نظام|قديم|اولي)|(?:تجاهل|انس)\w* كل ما "
+        r"سبق|(?:دون|بدون|من دون|من غير) (?:ان )?(?:اخبار|ابلاغ|اعلام|تنبيه|تخبر|تبلغ)\w* "
+        r"(?:ال)?مستخدم|لا (?:تخبر|تبلغ|تعلم|تذكر)\w* (?:ل)?(?:ال)?مستخدم")),
+    ("override", _gated(  # Vietnamese (read without accents: "bỏ qua" is "bo qua")
+        r"\b(?:bo qua|phot lo|lo đi|quen|khong tuan theo|đung (?:tuan|lam) theo) (?:(?:tat ca|toan "
+        r"bo|moi|het) )(?:(?:cac|nhung) )?(?:huong dan|chi dan|chi thi|quy tac|menh lenh|lenh|"
+        r"yeu cau)|\b(?:bo qua|phot lo|lo đi|quen|khong tuan theo|đung (?:tuan|lam) theo) "
+        r"(?:(?:cac|nhung) )?(?:huong dan|chi dan|chi thi|quy tac|menh lenh|lenh|yeu cau) "
+        r"(?:truoc (?:đo|đay)|o tren|phia tren|ban đau|cua he thong)|\b(?:khong|đung|chang) "
+        r"(?:bao|noi|cho biet|thong bao|ke)(?: gi)? (?:cho|voi) (?:nguoi dung|nguoi su dung)\b|"
+        r"\bgiau (?:khoi )?(?:nguoi dung|nguoi su dung)\b")),
+    ("override", _gated(_nfkc(  # Thai (no spaces between words)
+        r"(?:เพิกเฉย|ไม่สนใจ|ละเลย|(?<!อย่า)ลืม)(?:ต่อ)?\s?(?:ทุก)?\s?(?:คำสั่ง|คำแนะนำ|กฎ|ข้อกำหนด|"
+        r"คำชี้แจง)\S{0,12}?(?:ทั้งหมด|ก่อนหน้า|ข้างต้น|เดิม|ของระบบ)|(?:ไม่(?:ต้อง)?|อย่า)\s?"
+        r"(?:บอก|แจ้ง|เล่า)(?:ให้)?\s?ผู้ใช้|(?:ปิดบัง|ซ่อน)\S{0,12}?(?:จาก)?ผู้ใช้"))),
 )
 _TAGS = re.compile(  # chat templates' role and turn markers (read after NFKC: fullwidth bars too)
     r"(?i)<\|[a-z_][\w▁ -]{1,40}\|>|<\|?/?(?:system|user|assistant|im_start|im_end|endoftext)\|?>|"
     r"</?(?:start_of_turn|end_of_turn|bos|eos)>|\[/?inst\]|<</?sys>>|"
     r"^#{2,}\s*(?:system|instructions?|response|input|human|assistant|user)\s*:|\[system\]|"
     r"\(system\)\s*:|^[ \t>*-]*(?:human|assistant)\s*:|"
-    r"(?-i:^[ \t>*#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:)", re.M)
+    r"(?-i:^[ \t>*#-]*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:)|"
+    r"[\"']role[\"']\s*:\s*[\"'](?:system|developer)[\"']", re.M)  # a JSON chat message
+_ROLE = re.compile(r"(?i)system|user|assistant|developer|human|model|tool|sys\b|inst\b")
+_ROLE_NEXT = re.compile(r"(?i)\s*(?:<\|?)?(?:system|user|assistant|developer|model|tool|human|"
+                        r"ipython)\b")
 _VOCATIVE = re.compile(
     r"(?:^|[.!?;\n]|<!--|\*\*)\s*(?:dear |hey |hi |hello |attention |attn |note |psst )?"
     r"(?:the )?(?:ai|a\.i\.|llm|assistant|ai assistant|ai agent|coding agent|claude|"
@@ -357,9 +396,11 @@ COMMANDS = (
     ("remote_exec", _gated(
         r"\biex\b[^\n]{0,300}(?:downloadstring|net\.webclient)|downloadstring\s*\(|"
         r"\bnew-object\s+net\.webclient\b[^\n]{0,300}\|\s*iex")),
-    ("remote_exec", _gated(
-        r"\bexec\s*\(\s*(?:requests\.get|urllib\.request\.urlopen|urlopen)\s*\(|"
-        r"\beval\s*\(\s*(?:await\s+)?fetch\s*\(")),
+    ("remote_exec", _gated(  # code that runs what it downloads: Python, Ruby, PHP, Perl, Node
+        r"\b(?:exec|eval|instance_eval)\b[ (]*(?:await\s+)?[\w.:]*?(?:open|get|fetch|"
+        r"file_get_contents|request)\s*\(\s*['\"]?(?:https?|ftp)://|"
+        r"(?:\.get|fetch|open|file_get_contents)\s*\(\s*['\"](?:https?|ftp)://[^\n]{0,300}?"
+        r"\b(?:eval|exec)\b\s*[()]")),
     ("encoded_exec", _gated(
         r"\b(?:exec|eval|compile)\s*\(\s*(?:base64\.b64decode|b64decode|codecs\.decode|"
         r"bytes\.fromhex|binascii\.unhexlify|zlib\.decompress|marshal\.loads|__import__\s*\("
@@ -375,6 +416,7 @@ COMMANDS = (
     ("safety_bypass", _gated(  # TLS verification off in code: Python, Node, Go
         r"\bverify\s*=\s*false\b|\brejectunauthorized\W{0,3}\s*[:=]\s*false\b|"
         r"\binsecureskipverify\W{0,3}\s*[:=]\s*true\b|_create_unverified_context|"
+        r"\binsecure[-_]registries\W{0,3}\s*[:=]\s*\[\s*['\"]?[\w.\[]|"
         r"\bcheck_hostname\s*=\s*false\b|\bcert_none\b")),
     ("exfiltration", _gated(  # a secret variable expanded into a URL someone opens
         r"(?:https?|ftp)://[^\s)\]'\"]*\$\{?[a-z_]*(?:token|secret|key|password|passwd|pass|"
@@ -412,11 +454,28 @@ def _phrase_findings(text: str) -> List[Finding]:
     if m:
         out.append(Finding("addressed_to_ai", f"{REASONS['addressed_to_ai']}: "
                            f"\u201c{_cut(m.group(0))}\u201d", _cut(m.group(0))))
-    m = _TAGS.search(_HIDDEN_RE.sub("", skeleton(text)))
+    m = _role_tag(_HIDDEN_RE.sub("", skeleton(text)))
     if m:
         out.append(Finding("override", f"{REASONS['override']}: role tag "
                            f"\u201c{_cut(m.group(0))}\u201d", _cut(m.group(0))))
     return out
+
+
+def _role_tag(text: str):
+    """The first chat-template marker that opens a turn: a role's own tag (``<|system|>``,
+    ``[INST]``), a turn's opener followed by a role (``<|im_start|>system``), a JSON message
+    of the system role outside code. A special token named as one (``splits <|im_start|> and
+    <|im_end|>``, or alone in backticks) opens nothing."""
+    for m in _TAGS.finditer(text):
+        tag, start, end = m.group(0), m.start(), m.end()
+        if text[start - 1:start] == "`" and text[end:end + 1] == "`":
+            continue  # `<|im_start|>`: a token named in code
+        if tag.startswith("<") and not _ROLE.search(tag) and not _ROLE_NEXT.match(text, end):
+            continue  # <|im_end|>, <|endoftext|>, an opener followed by prose: no turn
+        if tag[:1] in "\"'" and text.count("`", text.rfind("\n", 0, start) + 1, start) % 2:
+            continue  # {"role": "system", …} inside a code span: a fixture, code
+        return m
+    return None
 
 
 def _command_variants(text: str) -> List[str]:

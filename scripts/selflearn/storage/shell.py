@@ -152,7 +152,8 @@ class _Reader:
         self.i = m.end()
         while self.i < self.n and self.s[self.i] in " \t":
             self.i += 1
-        if self.i >= self.n or self.s[self.i] in "\n|;&<>()":
+        if self.i >= self.n or self.s[self.i] in "\n|;&<>()" and not \
+                self.s.startswith(("<(", ">("), self.i):  # < <(curl …) reads a script's output
             return True
         target = self._word()
         if op in ("<<", "<<-"):

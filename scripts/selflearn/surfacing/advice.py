@@ -299,7 +299,8 @@ def _made(card: dict) -> List[str]:
     """The paths the lesson's own steps create (``mkdir -p out``, ``> build/log``)."""
     steps = card.get("solution_steps")
     text = "\n".join(t for t in steps if isinstance(t, str)) if isinstance(steps, list) else ""
-    return [p.strip("./").rstrip("/") for m in _MAKES.finditer(text) for p in m.groups() if p]
+    return [(p[2:] if p.startswith("./") else p).rstrip("/")  # .git/hooks/x keeps its dot
+            for m in _MAKES.finditer(text) for p in m.groups() if p]
 
 
 def stale_reason(card: dict, repo_root: str, cache: Dict[str, bool]) -> Optional[str]:
