@@ -86,6 +86,9 @@ def test_the_replayed_sessions_reach_the_goals(monkeypatch):
     assert third["gold"] == sum(g.get("set") == HELD_OUT_2 for g in bench.load("gold.json")["gold"])
     assert third["unlabelled"] == 0 and third["wrong"] <= HELD_OUT_2_WRONG, [
         j for j in data["lessons"] if j["label"] in ("unlabelled", "wrong")]
+    fourth = next(r for r in data["rows"] if r["project"] == UNSEEN[1])  # labelled at stop 24
+    assert fourth["unlabelled"] == 0, [j["title"] for j in data["lessons"]
+                                       if j["label"] == "unlabelled"]
     total = next(r for r in data["rows"] if r["project"] == "total")
     held = next(r for r in data["rows"] if r["project"] == "held-out")
     assert total["sessions"] == 27 and held["sessions"] == 40
