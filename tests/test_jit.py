@@ -290,13 +290,18 @@ def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):
     assert advice.stale_reason(card, str(repo), {}) is None
 
 
-def test_a_rejected_lesson_leaves_its_calls_at_once(repo, store, run):
+def _two_make_lessons(repo, store) -> None:
+    """Two accepted lessons bound to `make`, and the trigger table built from them."""
     seed_payload({"aha_cards": [
         {"id": "aha_a", "title": "`make` fails", "status": "accepted",
          "solution_steps": ["run `make warm` first"], "call": {"family": "make"}},
-        {"id": "aha_b", "title": "`make` fails otherwise", "status": "accepted",
-         "solution_steps": ["run `make clean` first"], "call": {"family": "make"}}]})
+        {"id": "aha_b", "title": "`make` fails too", "status": "accepted",
+         "solution_steps": ["run `make deps` first"], "call": {"family": "make"}}]})
     triggers.refresh(Memory(str(store)), str(repo))
+
+
+def test_a_rejected_lesson_leaves_its_calls_at_once(repo, store, run):
+    _two_make_lessons(repo, store)
     assert run(["aha-status", "--id", "aha_a", "--status", "rejected"])[0] == 0
     assert [t["id"] for t in lines(store / "triggers.jsonl")[1:]] == ["aha_b"]
 
@@ -305,12 +310,7 @@ def test_a_rejected_lesson_leaves_its_calls_at_once(repo, store, run):
 def test_a_lesson_whose_card_changed_since_the_table_is_not_said(repo, store, change):
     """The table is derived: a card the agent rewrote (a new line for its id) or a file edited
     in place (same size) is not said from the old table until learning rebuilds it."""
-    seed_payload({"aha_cards": [
-        {"id": "aha_a", "title": "`make` fails", "status": "accepted",
-         "solution_steps": ["run `make warm` first"], "call": {"family": "make"}},
-        {"id": "aha_b", "title": "`make` fails too", "status": "accepted",
-         "solution_steps": ["run `make deps` first"], "call": {"family": "make"}}]})
-    triggers.refresh(Memory(str(store)), str(repo))
+    _two_make_lessons(repo, store)
     table = jit.table(str(store))
     chosen = [{"id": "aha_a"}, {"id": "aha_b"}]
     assert jit.current(str(store), table, chosen) == chosen
