@@ -700,6 +700,36 @@ def test_record_behind_another_writers_lock_waits_a_bounded_time(run, store, mon
     assert (store / "aha_cards.jsonl").read_bytes() == before
 
 
+def test_record_matches_and_appends_under_the_store_folders_lock(run, store, monkeypatch):
+    """An agent's retry racing its first record must see the card it wrote: the dedup read
+    and the append are one step under the folder's lock (round 3, damage3-25)."""
+    import fcntl
+    run(["record"], json.dumps({"aha_cards": [{"title": "first lesson"}]}))
+    monkeypatch.setattr(jsonl, "LOCK_WAIT", 0.05)
+    before = (store / "aha_cards.jsonl").read_bytes()
+    holder = os.open(store, os.O_RDONLY)  # as mine, compact or another record holds it
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        code, out, err = run(["record"], json.dumps({"aha_cards": [{"title": "first lesson"}]}))
+    finally:
+        os.close(holder)
+    assert (code, out) == (1, "") and "is locked by another process" in err
+    assert (store / "aha_cards.jsonl").read_bytes() == before
+
+
+def test_the_same_card_recorded_by_three_processes_at_once_is_stored_once(run, store):
+    from conftest import SCRIPTS
+    run(["record"], json.dumps({"aha_cards": [{"title": "keep"}]}))
+    payload = json.dumps({"aha_cards": [{"title": "Same card at once", "solution_steps": ["make"]}]})
+    procs = [subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "self_learning.py"), "record"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    assert all(p.communicate(payload)[0] for p in procs)
+    ids = {json.loads(line)["id"] for line in (store / "aha_cards.jsonl").read_text().splitlines()
+           if "Same card at once" in line}
+    assert len(ids) == 1
+
+
 @pytest.mark.parametrize("claim", ["human", "Human ", "lifecycle", "promote", "miner",
                                    "HU\u200bMAN", "\u0440erson"])  # zero width, Cyrillic р
 def test_a_payload_never_claims_a_persons_use(run, store, claim):

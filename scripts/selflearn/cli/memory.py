@@ -162,14 +162,17 @@ def _episode_calls(ctx: Context, payload) -> dict:
 
 
 def _run_record(ctx: Context) -> Tuple[dict, List[str]]:
-    from ..storage import record
+    """Under the store folder's lock (bounded wait): an agent's retry racing its first
+    ``record`` must find the card the first one wrote and reinforce it, not write it twice."""
+    from ..storage import cursors, record
     from ..surfacing import storeindex
     payload = record.read_payload(ctx.args.source, sys.stdin)
-    index = storeindex.of(ctx.memory)
-    if index is not None:
-        index.check(["cards", "recs"])
-    data = record.record(ctx.memory, payload, storeindex.Known(index) if index else None,
-                         calls=_episode_calls(ctx, payload))
+    with cursors.exclusive(ctx.memory.root, enabled=ctx.memory.exists()):
+        index = storeindex.of(ctx.memory)
+        if index is not None:
+            index.check(["cards", "recs"])
+        data = record.record(ctx.memory, payload, storeindex.Known(index) if index else None,
+                             calls=_episode_calls(ctx, payload))
     lines = [f"{item['action']} {item['id']}: {item['title']}"
              for section in ("aha_cards", "recommendations") for item in data[section]]
     if data["event"]:
