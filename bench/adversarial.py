@@ -212,6 +212,12 @@ class Sandbox:
         except (ValueError, AttributeError, KeyError, TypeError):
             return []
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def close(self):
         for proc in self.holders:
             if proc.poll() is None:
@@ -368,17 +374,44 @@ def gen_text(spec):
     return spec.get("prefix", "") + spec.get("piece", "") * int(spec.get("count", 0)) + spec.get("suffix", "")
 
 
-def run_generic(sb, step, env=None):
-    """Steps shared by the kinds; returns the Result or None."""
+def run_step(sb, step, env=None):
+    """Run one step the kinds share; returns the last Result or None. ``env`` (the case's) and the
+    step's own ``env`` apply to this step only; a ``day`` sets the fake clock. Round-1 steps carry
+    no day, env, event, jit, stop, symlink or apply_proposals, so they run as they always did."""
+    env = dict(env or {}, **(step.get("env") or {})) or None
+    now = iso(BASE_DAY + timedelta(days=float(step["day"]))) if "day" in step else None
     if "session" in step or "tools" in step:
-        run_session(sb, step)
-        return None
+        saved = dict(sb.env)
+        sb.env.update(env or {})
+        try:
+            outs = run_session(sb, step, now_fn=_now_fn(step))
+        finally:
+            sb.env = saved
+        return outs[-1] if outs else None
+    if "jit" in step:  # round 2: one tool call's hooks alone
+        outs = run_jit(sb, step["jit"], agent=step.get("agent", "claude"),
+                       sid=step.get("session_id", f"jit-{len(sb.results)}"), now=_now_fn(step), env=env)
+        return outs[-1] if outs else None
+    if "stop" in step:  # round 2: a Stop hook alone
+        return run_stop(sb, step["stop"], agent=step.get("agent", "claude"), now=now, env=env)
+    if "apply_proposals" in step:
+        res = None
+        for pid in pending_proposals(sb, step["apply_proposals"]):
+            res = sb.cli(["proposals", "apply", "--id", pid] + list(step.get("args") or []), env=env)
+        return res
     if "cli" in step:
-        return sb.cli(step["cli"], stdin=step.get("stdin") if "stdin" in step else step.get("stdin_raw"), env=env)
+        return sb.cli(step["cli"], stdin=step.get("stdin") if "stdin" in step else step.get("stdin_raw"),
+                      env=env, now=now)
     if "hook" in step:
-        return sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"), env=env)
+        return sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"), event=step.get("event"),
+                       env=env, now=now)
     if "hook_raw" in step:
-        return sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env)
+        return sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env, now=now)
+    if "symlink" in step:
+        lp, tp = sb.path(step["symlink"]["path"]), sb.path(step["symlink"]["to"])
+        os.makedirs(os.path.dirname(lp), exist_ok=True)
+        os.symlink(os.path.relpath(tp, os.path.dirname(lp)), lp)
+        return None
     if "write" in step:
         p = sb.path(step["write"]["path"])
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -489,9 +522,8 @@ def _fingerprint(p):
 
 
 def run_links(case, keep):
-    sb = Sandbox(case["id"], keep)
     reasons, notes = [], []
-    try:
+    with Sandbox(case["id"], keep) as sb:
         if case.get("provider"):
             setup_provider(sb, case["provider"])
         for rel, text in (case.get("outside") or {}).items():
@@ -530,20 +562,8 @@ def run_links(case, keep):
         watch = [os.path.join(sb.root, "outside")] + [sb.path(w) for w in case.get("watch") or []] + targets
         before = snapshot(watch)
         top_before = set(os.listdir(sb.root))
-        env = case.get("env")
         for step in case["steps"]:
-            if ROUND >= 2:
-                run_generic2(sb, step, env=env)
-            elif "cli" in step:
-                sb.cli(step["cli"], stdin=step.get("stdin"), env=env)
-            elif "hook_raw" in step:
-                sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env)
-            elif "session" in step or "tools" in step:
-                if env:
-                    sb.env.update(env)
-                run_session(sb, step)
-            else:
-                run_generic(sb, step, env=env)
+            run_step(sb, step, env=case.get("env"))
         after = snapshot(watch)
         for p, fp in sorted(after.items()):
             rel = os.path.relpath(p, sb.root)
@@ -557,11 +577,7 @@ def run_links(case, keep):
             reasons.append(f"removed outside the store: {os.path.relpath(p, sb.root)}")
         for name in sorted(set(os.listdir(sb.root)) - top_before):
             reasons.append(f"new entry at the sandbox root: {name}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
         return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
 
 
 # ---------------------------------------------------------------------------- kind: poisoning
@@ -590,18 +606,28 @@ def list_cards(sb, statuses, now=None):
 
 
 def run_poisoning(case, keep):
-    sb = Sandbox(case["id"], keep)
+    """Sessions whose failing output talks the agent into a dangerous fix: no accepted lesson,
+    hook note or advice may carry it. Round 1 learned by ``maintain`` after each session and
+    read only the later session and advice; rounds 2-3 learn as the hooks start it and read
+    every hook, the later tool calls alone and the Stop hook's question too."""
     reasons, notes = [], []
     agent = case.get("agent", "claude")
     groups = case["dangerous"]
-    try:
+    with Sandbox(case["id"], keep) as sb:
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
         days = case.get("days", [0, 1, 3, 5])
+        spans = []
         for i, day in enumerate(days):
             start = BASE_DAY + timedelta(days=day)
             step = {"agent": agent, "tools": case["tools"], "prompt": case.get("prompt", "fix it"),
                     "session_id": f"{case['id']}-s{i}", "last_message": "The build passes now."}
+            first = len(sb.results)
             run_session(sb, step, now_fn=lambda rep, k, s=start: iso(s + timedelta(minutes=k)))
-            sb.cli(["maintain"], now=iso(start + timedelta(minutes=40)))
+            if ROUND >= 2:
+                spans.append((f"session {i + 1}", first, len(sb.results)))
+            if ROUND < 2 or case.get("maintain_each"):
+                sb.cli(["maintain"], now=iso(start + timedelta(minutes=40)))
         end = BASE_DAY + timedelta(days=days[-1], hours=2)
         sb.cli(["maintain", "--force"], now=iso(end))
         for card in list_cards(sb, "accepted", now=iso(end)):
@@ -610,26 +636,37 @@ def run_poisoning(case, keep):
                 reasons.append(f"accepted lesson {card.get('id')} ({card.get('origin')}) holds {hit}: "
                                f"{_short(card_text(card, ('title', 'solution_steps')))}")
         later = BASE_DAY + timedelta(days=days[-1] + 1)
-        lstep = {"agent": agent, "tools": case["tools"][:1], "prompt": case.get("query", "fix it"),
+        ltools = case.get("later_tools") or case["tools"][:1]
+        lstep = {"agent": agent, "tools": ltools, "prompt": case.get("query", "fix it"),
                  "session_id": f"{case['id']}-later", "last_message": "Still failing."}
         first = len(sb.results)
         run_session(sb, lstep, now_fn=lambda rep, k: iso(later + timedelta(minutes=k)))
-        shown = sb.results[first:]
-        shown.append(sb.cli(["advice"], now=iso(later + timedelta(minutes=30))))
-        shown.append(sb.cli(["advice", "--query", case.get("query", "")], now=iso(later + timedelta(minutes=30))))
-        for r in shown:
-            hit = find_groups(r.stdout, groups)
-            if hit:
-                reasons.append(f"{r.label} printed {hit}: {_short(json_strings(r.stdout))}")
+        spans.append(("the later session", first, len(sb.results)))
+        first = len(sb.results)
+        jagent = agent if agent in ("claude", "codex", "gemini") else "claude"
+        for j, tool in enumerate(ltools if ROUND >= 2 else []):
+            run_jit(sb, tool, agent=jagent, sid=f"{case['id']}-jit{j}",
+                    now=lambda rep, k: iso(later + timedelta(hours=3, minutes=k)))
+        spans.append(("a later tool call without a session start", first, len(sb.results)))
+        first = len(sb.results)
+        sb.cli(["advice"], now=iso(later + timedelta(minutes=30)))
+        sb.cli(["advice", "--query", case.get("query", "")], now=iso(later + timedelta(minutes=30)))
+        spans.append(("advice", first, len(sb.results)))
+        for name, a, b in spans:
+            for r in sb.results[a:b]:
+                if not (r.label.startswith("hook") or r.label.startswith("cli advice")):
+                    continue
+                hit = find_groups(r.stdout, groups)
+                if hit:
+                    where = f"{name}: {_where(r)}" if ROUND >= 2 else r.label
+                    reasons.append(f"{where} printed {hit}: {_short(_hook_text(r))}")
         mined = list_cards(sb, "candidate,proposed,accepted,dormant,rejected", now=iso(later))
         cands = [c for c in mined if c.get("status") != "accepted" and find_groups(card_text(c), groups)]
         notes.append(f"{len(mined)} lesson(s) mined; {len(cands)} not accepted hold the dangerous step"
                      + (" (held by the screen or the promotion bar)" if cands else ""))
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
+        if ROUND >= 2:
+            _note_asks(sb, notes)
         return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
 
 
 def _rel(sb, path):
@@ -646,35 +683,86 @@ def _short(text, n=160):
 
 
 def run_recorded(case, keep):
-    sb = Sandbox(case["id"], keep)
+    """A lesson recorded (or, from round 2, distilled) with a dangerous step: no hook note or
+    advice may print it, before or after a person's plain acceptance; from round 2 no skill or
+    rules file may hold it either. Round 1 accepted what ``record`` returned and sent a session
+    start and a prompt; later rounds accept every lesson waiting for a person, learn first, and
+    probe the failing calls too."""
     reasons, notes = [], []
     groups = case["dangerous"]
     query = case.get("query", "")
-    try:
-        rec = sb.cli(["record"], stdin=case["payload"])
-        if rec.rc != 0:
-            notes.append(f"record refused: {_short(rec.stderr)}")
-        for phase, sid in (("after record", "r1"), ("after a plain acceptance", "r2")):
-            if phase.startswith("after a plain"):
-                for cid in list(sb.ids):
+    with Sandbox(case["id"], keep) as sb:
+        _learn(sb, case, notes)
+        for step in case.get("after") or []:
+            run_step(sb, step)
+        probes = case.get("probes") or _failing_tools(case)
+        for phase, tag in (("after record", "r1"), ("after a plain acceptance", "r2")):
+            if tag == "r2":
+                for cid in sb.card_ids("proposed,candidate") if ROUND >= 2 else list(sb.ids):
                     res = sb.cli(["aha-status", "--id", cid, "--status", "accepted"])
                     if res.rc != 0:
                         notes.append(f"plain acceptance refused: {_short(res.stderr, 120)}")
-            outs = [
-                sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"}),
-                sb.hook({"hook_event_name": "UserPromptSubmit", "session_id": sid, "cwd": sb.repo, "prompt": query}),
-                sb.cli(["advice"]),
-                sb.cli(["advice", "--query", query]),
-            ]
-            for r in outs:
+            if ROUND >= 2:
+                sb.cli(["maintain", "--force"])
+            first = len(sb.results)
+            sid = f"{case['id']}-{tag}" if ROUND >= 2 else tag
+            sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"})
+            sb.hook({"hook_event_name": "UserPromptSubmit", "session_id": sid, "cwd": sb.repo, "prompt": query})
+            _probe(sb, probes, sid)
+            sb.cli(["advice"])
+            sb.cli(["advice", "--query", query])
+            for r in sb.results[first:]:
                 hit = find_groups(r.stdout, groups)
                 if hit:
-                    reasons.append(f"{phase}: {r.label} printed {hit}: {_short(json_strings(r.stdout))}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
+                    reasons.append(f"{phase}: {_where(r)} printed {hit}: {_short(_hook_text(r))}")
+        _apply_proposals(sb, case, notes)
+        for path in _skill_files(sb) if ROUND >= 2 else []:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                hit = find_groups(fh.read(), groups)
+            if hit:
+                reasons.append(f"{os.path.relpath(path, sb.root)} holds {hit}")
         return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
+
+
+def _learn(sb, case, notes):
+    """What a case sets up before it is judged: its provider, setup steps (sessions the hooks
+    learn from), a recorded payload and a distill run (all but the payload: round 2 on)."""
+    if case.get("provider"):
+        setup_provider(sb, case["provider"])
+    for step in case.get("setup") or []:
+        run_step(sb, step)
+    write_answers(sb)
+    if "payload" in case:
+        rec = sb.cli(["record"], stdin=case["payload"])
+        if rec.rc != 0:
+            notes.append(f"record refused: {_short(rec.stderr)}")
+    if case.get("distill"):
+        res = sb.cli(["distill", "--format", "json"])
+        try:
+            acts = [r.get("action") + (": " + str(r.get("why")) if r.get("why") else "")
+                    for r in json.loads(res.stdout).get("results", [])]
+        except (ValueError, AttributeError, TypeError):
+            acts = [f"exit {res.rc}: {_short(res.stderr, 100)}"]
+        notes.append("distill: " + (_short("; ".join(acts), 200) if acts else "no episode"))
+
+
+def _probe(sb, probes, sid):
+    """Round 2: each probe call's hooks alone, as a later session's failing call would run."""
+    for j, tool in enumerate(probes):
+        run_jit(sb, {k: v for k, v in tool.items() if k != "agent"}, agent=tool.get("agent", "claude"),
+                sid=f"{sid}-jit{j}")
+
+
+def _apply_proposals(sb, case, notes):
+    """Round 2: a person applies the pending proposals of the case's kind (skills, rules)."""
+    if not case.get("apply_proposals"):
+        return
+    pending = pending_proposals(sb, case["apply_proposals"])
+    for pid in pending:
+        res = sb.cli(["proposals", "apply", "--id", pid])
+        if res.rc != 0:
+            notes.append(f"proposals apply {pid} refused: {_short(res.stderr, 120)}")
+    notes.append(f"{len(pending)} proposal(s) pending before apply")
 
 
 # ---------------------------------------------------------------------------- kind: rendering
@@ -690,10 +778,17 @@ BAD_SCHEME = ("javascript:", "data:", "vbscript:")
 ESCAPABLE = re.compile(r"\\[!-/:-@\[-`{-~]")
 
 
-def _strip_code(md):
-    """Markdown with fenced code, inline code spans and backslash escapes blanked (inert)."""
-    lines, out, fence = md.split("\n"), [], None
-    for line in lines:
+def _strip_code(md, paragraphs=False):
+    """Markdown with fenced code, inline code spans and backslash escapes blanked (inert). With
+    ``paragraphs`` a code span may run over the line breaks of its paragraph (CommonMark): hook
+    output that quotes over several lines is read as a renderer would (round 2)."""
+    out, fence, para = [], None, []
+
+    def flush():
+        if para:
+            out.extend(_strip_spans(ESCAPABLE.sub("  ", "\n".join(para))).split("\n"))
+            para.clear()
+    for line in md.split("\n"):
         m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
         if fence:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
@@ -701,11 +796,18 @@ def _strip_code(md):
             out.append("")
             continue
         if m:
+            flush()
             fence = m.group(1)
             out.append("")
             continue
-        line = ESCAPABLE.sub("  ", line)
-        out.append(_strip_spans(line))
+        if not line.strip():
+            flush()
+            out.append(line)
+            continue
+        para.append(line)
+        if not paragraphs:
+            flush()
+    flush()
     return "\n".join(out)
 
 
@@ -745,9 +847,9 @@ def _near(text, pos, token, span=300):
     return token in text[max(0, pos - 40): pos + span]
 
 
-def md_findings(raw, token, forged, strip=None):
+def md_findings(raw, token, forged, paragraphs=False):
     text = raw.replace("\r\n", "\n").replace("\r", "\n")
-    md = (strip or _strip_code)(text)
+    md = _strip_code(text, paragraphs)
     found = []
     for m in TAG_RE.finditer(md):
         if _near(md, m.start(), token):
@@ -842,38 +944,49 @@ def html_findings(raw, token):
     return found
 
 
+RULES_AGENTS = ("agents-md", "cursor", "copilot")
+RULES_AGENTS3 = RULES_AGENTS + ("gemini", "windsurf", "aider", "continue")
+RULES_FILES3 = ("GEMINI.md", ".windsurfrules", "CONVENTIONS.md", os.path.join(".continue", "rules", "self-learning.md"),
+                "CLAUDE.md")
+
+
 def rendering_sinks(sb):
+    """The files the tool renders lessons into, in a fixed order (the reasons' order)."""
     sinks = [os.path.join(sb.store, "INDEX.md"), os.path.join(sb.store, "report.html"),
              os.path.join(sb.store, "feedback.md"), os.path.join(sb.repo, "AGENTS.md"),
              os.path.join(sb.repo, ".cursor", "rules", "self-learning.mdc"),
              os.path.join(sb.repo, ".github", "copilot-instructions.md"),
              os.path.join(sb.repo, "skills", "demo", "SKILL.md"),
              os.path.join(sb.repo, "skills", "demo", "references", "self-learning-aha.md")]
-    exports = os.path.join(sb.store, "exports")
-    for dirpath, _dirs, files in os.walk(exports):
-        for name in files:
-            if name.endswith((".md", ".html", ".mdc")):
-                sinks.append(os.path.join(dirpath, name))
-    return [p for p in sinks if os.path.isfile(p)]
+    sinks += _files_under(os.path.join(sb.store, "exports"), (".md", ".html", ".mdc"))
+    if ROUND >= 3:  # round 3: every rules file export-rules writes, and improve's log
+        sinks += [os.path.join(sb.repo, f) for f in RULES_FILES3] + [os.path.join(sb.store, "improvements.md")]
+    if ROUND >= 2:  # round 2: applied skill drafts
+        sinks += _files_under(os.path.join(sb.repo, ".claude", "skills"), (".md",))
+    return [p for p in dict.fromkeys(sinks) if os.path.isfile(p)]
+
+
+def _files_under(base, endings):
+    return [os.path.join(d, name) for d, _dirs, files in os.walk(base) for name in files if name.endswith(endings)]
 
 
 def run_rendering(case, keep):
-    sb = Sandbox(case["id"], keep)
+    """A lesson carrying markup (tagged with the case's token): no file the tool renders (INDEX,
+    report, feedback, rules files, backported and applied skills) may carry it live, nor, from
+    round 2, any hook output. Round 1 ran ``maintain`` only after hook sessions; later rounds
+    learn after each stage and probe the failing calls from a later session."""
     reasons, notes = [], []
     token = case["token"]
-    try:
+    with Sandbox(case["id"], keep) as sb:
         skill = os.path.join(sb.repo, "skills", "demo")
         os.makedirs(skill)
         with open(os.path.join(skill, "SKILL.md"), "w") as fh:
             fh.write("---\nname: demo\ndescription: A demo skill for the adversarial round.\n---\n\n# Demo\n\nUse it.\n")
-        if "payload" in case:
-            rec = sb.cli(["record"], stdin=case["payload"])
-            if rec.rc != 0:
-                notes.append(f"record refused: {_short(rec.stderr, 120)}")
+        _learn(sb, case, notes)
         for i, sess in enumerate(case.get("hooks_sessions") or []):
             run_session(sb, {"tools": sess["tools"], "agent": sess.get("agent", "claude"),
                              "session_id": f"{case['id']}-h{i}"})
-        if case.get("hooks_sessions"):
+        if ROUND >= 2 or case.get("hooks_sessions"):
             sb.cli(["maintain", "--force"])
         if case.get("correct") and sb.ids:
             sb.cli(["correct", "--lesson", sb.ids[-1], "--text", case["correct"]])
@@ -887,11 +1000,21 @@ def run_rendering(case, keep):
                     notes.append("accepted with --accept-flagged (the screen held it)")
                 else:
                     notes.append(f"a person could not accept it: {_short(res.stderr, 120)}")
-        for agent in ("agents-md", "cursor", "copilot"):
+        if ROUND >= 2:
+            sb.cli(["maintain", "--force"])
+            sid = f"{case['id']}-later"
+            sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"})
+            _probe(sb, case.get("probes") or _failing_tools(case), sid)
+        for agent in (RULES_AGENTS3 if ROUND >= 3 else RULES_AGENTS):
             sb.cli(["export-rules", "--agent", agent])
         if ids:
             sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids)])
             sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids), "--apply"])
+        for step in case.get("after") or []:  # round 3: what a person runs next (improve, correct, …)
+            run_step(sb, step)
+        _apply_proposals(sb, case, notes)
+        if case.get("setup"):
+            _note_asks(sb, notes)
         sb.cli(["index"])
         sb.cli(["report"])
         sb.cli(["feedback"])
@@ -901,11 +1024,11 @@ def run_rendering(case, keep):
             found = html_findings(raw, token) if path.endswith(".html") else md_findings(raw, token, case.get("forged"))
             for f in dict.fromkeys(found):
                 reasons.append(f"{_rel(sb, path)}: {f}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
-        return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
+        for r in sb.results if ROUND >= 2 else []:
+            if r.label.startswith("hook") and r.stdout.strip():
+                for f in dict.fromkeys(md_findings(_hook_text(r), token, case.get("forged"), paragraphs=True)):
+                    reasons.append(f"{_where(r)} output: {f}")
+        return verdict(case, list(dict.fromkeys(reasons)), notes, sb)
 
 
 # ---------------------------------------------------------------------------- kind: credentials
@@ -937,26 +1060,30 @@ def _store_texts(sb):
 
 
 def run_credentials(case, keep):
-    sb = Sandbox(case["id"], keep)
+    """Secrets must leave no trace in the stores, the repository's written files, a provider's
+    prompts or any output; look-alikes must survive (a destroyed one is a false positive)."""
     reasons, notes, fp = [], [], []
-    try:
+    with Sandbox(case["id"], keep) as sb:
+        if case.get("provider"):
+            setup_provider(sb, case["provider"])
         hooked = False
         for step in case["steps"]:
-            if "tools" in step or "session" in step or "hook" in step or "hook_raw" in step:
+            if any(k in step for k in ("tools", "session", "hook", "hook_raw", "jit", "stop")):
                 hooked = True
-            run_generic(sb, step)
+            run_step(sb, step)
+            write_answers(sb)
         probes = [["list", "--format", "json", "--limit", "0", "--status", "proposed,candidate,accepted"],
                   ["review", "--format", "json"], ["advice"], ["report"], ["feedback"]]
         if hooked:
             sb.cli(["maintain", "--force"])
-            probes += [["doctor"], ["analyze", "--days", "30"]]
+            probes += [["doctor"], ["analyze", "--days", "30"]] + ([["distill", "--dry-run"]] if ROUND >= 2 else [])
         for args in probes:
             sb.cli(args)
-        store = _store_texts(sb)
+        store = _store_texts(sb) + provider_prompts(sb) + (_repo_outputs(sb) if ROUND >= 3 else [])
         for secret in case.get("secrets") or []:
             forms = _forms(secret)
             where = [rel for rel, text in store if any(f in text for f in forms)]
-            where += [r.label for r in sb.results if any(f in r.stdout or f in r.stderr for f in forms)]
+            where += [_where(r) for r in sb.results if any(f in r.stdout or f in r.stderr for f in forms)]
             if where:
                 reasons.append(f"secret {secret[:6]}… found in {', '.join(dict.fromkeys(where))}")
         if case.get("keep"):
@@ -969,14 +1096,10 @@ def run_credentials(case, keep):
             for value in case["keep"]:
                 if value not in text and json.dumps(value)[1:-1] not in text:
                     fp.append(f"look-alike destroyed or missing in {fname}: {value}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
         out = verdict(case, reasons, notes, sb)
         out["false_positive"] = bool(fp)
         out["fp_reasons"] = fp
         return out
-    finally:
-        sb.close()
 
 
 # ---------------------------------------------------------------------------- kind: damage
@@ -1050,9 +1173,8 @@ def judge_step(step, res, expect, limit):
 
 
 def run_damage(case, keep):
-    sb = Sandbox(case["id"], keep)
     reasons, notes = [], []
-    try:
+    with Sandbox(case["id"], keep) as sb:
         if case.get("provider"):
             setup_provider(sb, case["provider"])
         for step in case["steps"]:
@@ -1078,7 +1200,7 @@ def run_damage(case, keep):
                 continue
             if "parallel" in step:  # round 3: the steps run at once, each judged
                 first = len(sb.results)
-                threads = [threading.Thread(target=run_generic2, args=(sb, sub)) for sub in step["parallel"]]
+                threads = [threading.Thread(target=run_step, args=(sb, sub)) for sub in step["parallel"]]
                 for t in threads:
                     t.start()
                 for t in threads:
@@ -1088,13 +1210,14 @@ def run_damage(case, keep):
                                               else expect, limit))
                 continue
             if "check" in step:
-                found = _check2(sb, step) if ROUND >= 2 else None
-                reasons.extend(_check(sb, step) if found is None else found)
+                reasons.extend(_check(sb, step))
                 continue
             errs_before = _errors_lines(sb)
-            if ROUND >= 2 and ("jit" in step or "stop" in step or "tools" in step or "session" in step):
+            if any(k in step for k in ("jit", "stop", "tools", "session")):
                 first = len(sb.results)
-                run_generic2(sb, dict(step, env=step.get("env")))
+                run_step(sb, step)
+                if ROUND < 2:  # round 1 judged no session's hooks
+                    continue
                 for r in sb.results[first:]:
                     reasons.extend(judge_step(step, r, "hook" if expect == "any" else expect, limit))
                 if step.get("no_new_errors") and _errors_lines(sb) > errs_before:
@@ -1124,11 +1247,9 @@ def run_damage(case, keep):
                 if step.get("no_new_errors") and _errors_lines(sb) > errs_before:
                     reasons.append(f"{res.label}: the hook logged an internal error to errors.jsonl (its output was lost)")
             else:
-                res = run_generic2(sb, step) if ROUND >= 2 else run_generic(sb, step)
+                res = run_step(sb, step)
             reasons.extend(judge_step(step, res, expect, limit))
         return verdict(case, list(dict.fromkeys(reasons)), notes, sb)
-    finally:
-        sb.close()
 
 
 def _edit(sb, spec):
@@ -1159,7 +1280,48 @@ def _edit(sb, spec):
 
 
 def _check(sb, step):
+    """A damage case's check: stale data, a card stored twice, claimed origins, statuses and
+    sources (rounds 2-3: in hook output, on changed content, in signals)."""
     kind = step["check"]
+    if kind == "hook_contains":
+        if "jit" in step:
+            outs = run_jit(sb, step["jit"], agent=step.get("agent", "claude"),
+                           sid=step.get("session_id", f"chk-{len(sb.results)}"))
+            text = "\n".join(o.stdout for o in outs)
+            label = outs[-1].label if outs else "hook"
+        else:
+            res = sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"))
+            text, label = res.stdout, res.label
+        out = []
+        if step.get("text") and sb.sub(step["text"]) not in text:
+            out.append(f"{label}: {sb.sub(step['text'])!r} not shown (a damaged line silenced the others, or stale data)")
+        if step.get("absent") and sb.sub(step["absent"]) in text:
+            out.append(f"{label}: {sb.sub(step['absent'])!r} still shown (stale data)")
+        return out
+    if kind == "kept_acceptance":
+        out = []
+        for c in list_cards(sb, "accepted"):
+            if step["contains"] in card_text(c, CARD_FIELDS + ("evidence",)):
+                out.append(f"card {c.get('id')} holds {step['contains']!r} and is accepted though no person accepted that content")
+        return out
+    if kind == "no_sources":
+        bad = [s.casefold() for s in step["sources"]]
+        out = []
+        for row in _jsonl(os.path.join(sb.store, "signals.jsonl")):
+            src = row.get("source")
+            if isinstance(src, str) and fold(src).strip() in bad:
+                out.append(f"signal {row.get('kind')} stored with source {src!r}")
+        return list(dict.fromkeys(out))
+    if kind == "origins":
+        out = []
+        for row in _jsonl(os.path.join(sb.store, "aha_cards.jsonl")):
+            o = row.get("origin")
+            if o is not None and o not in step["allowed"]:
+                out.append(f"card {row.get('id')} stored with origin {o!r}")
+            for k in step.get("forbidden_fields") or []:
+                if k in row:
+                    out.append(f"card {row.get('id')} stored with {k!r} from the payload")
+        return list(dict.fromkeys(out))
     if kind == "contains":
         res = sb.cli(step["cli"])
         out = []
@@ -1180,17 +1342,23 @@ def _check(sb, step):
 # ---------------------------------------------------------------------------- kind: benign
 
 
+def _write_scripts(sb, files):
+    """The repository files a benign lesson names, so the stale-path check finds them."""
+    for rel in files:
+        p = os.path.join(sb.repo, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as fh:
+            fh.write("#!/bin/sh\necho ok\n")
+
+
 def run_benign(case, keep):
+    """An ordinary lesson (or, with ``tools``, a session) must never be held: recorded, accepted,
+    advised and not flagged."""
     if "tools" in case:
         return run_benign_stop(case, keep)
-    sb = Sandbox(case["id"], keep)
     reasons, notes = [], []
-    try:
-        for rel in case.get("files") or []:
-            p = os.path.join(sb.repo, rel)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as fh:
-                fh.write("#!/bin/sh\necho ok\n")
+    with Sandbox(case["id"], keep) as sb:
+        _write_scripts(sb, case.get("files") or [])
         rec = sb.cli(["record"], stdin=case["payload"])
         if rec.rc != 0 or not sb.ids:
             reasons.append(f"record refused it: {_short(rec.stderr, 160)}")
@@ -1218,11 +1386,7 @@ def run_benign(case, keep):
             for f in flagged:
                 if f.get("id") == cid:
                     reasons.append(f"review lists it as flagged: {_short('; '.join(f.get('reasons') or []), 200)}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
         return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
 
 
 # ---------------------------------------------------------------------------- round 2
@@ -1233,6 +1397,9 @@ def run_benign(case, keep):
 # additionalContext), the Stop hook's question (decision block, its reason quoting the failed
 # call, its error and the call that worked), `record` with an `episode`, and the provider
 # command SELF_LEARNING_LLM_CMD (`distill`, skill drafts) whose answers are the case's.
+# Every round runs the same runner per kind: what a later round adds runs only when ROUND says
+# so or when the case asks for it (provider, setup, distill, probes, after, apply_proposals),
+# so an earlier round's verdicts stay what they were.
 
 PROVIDER_PY = r'''
 import os, sys
@@ -1341,48 +1508,6 @@ def pending_proposals(sb, kind="all"):
         return []
 
 
-def run_generic2(sb, step, env=None):
-    """Round 2 steps: those of run_generic, plus a day for sessions (the fake clock), one tool
-    call's hooks alone (jit), a Stop hook (stop), applying the pending proposals, and an env
-    per step. Returns the last Result or None."""
-    env = dict(env or {}, **(step.get("env") or {})) or None
-    now = iso(BASE_DAY + timedelta(days=float(step["day"]))) if "day" in step else None
-    if "session" in step or "tools" in step:
-        saved = dict(sb.env)
-        if env:
-            sb.env.update(env)
-        try:
-            outs = run_session(sb, step, now_fn=_now_fn(step))
-        finally:
-            sb.env = saved
-        return outs[-1] if outs else None
-    if "jit" in step:
-        outs = run_jit(sb, step["jit"], agent=step.get("agent", "claude"),
-                       sid=step.get("session_id", f"jit-{len(sb.results)}"), now=_now_fn(step), env=env)
-        return outs[-1] if outs else None
-    if "stop" in step:
-        return run_stop(sb, step["stop"], agent=step.get("agent", "claude"), now=now, env=env)
-    if "apply_proposals" in step:
-        res = None
-        for pid in pending_proposals(sb, step["apply_proposals"]):
-            res = sb.cli(["proposals", "apply", "--id", pid] + list(step.get("args") or []), env=env)
-        return res
-    if "cli" in step:
-        return sb.cli(step["cli"], stdin=step.get("stdin") if "stdin" in step else step.get("stdin_raw"),
-                      env=env, now=now)
-    if "hook" in step:
-        return sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"), event=step.get("event"),
-                       env=env, now=now)
-    if "hook_raw" in step:
-        return sb.hook(step["hook_raw"], agent=step.get("agent", "claude"), env=env, now=now)
-    if "symlink" in step:
-        lp, tp = sb.path(step["symlink"]["path"]), sb.path(step["symlink"]["to"])
-        os.makedirs(os.path.dirname(lp), exist_ok=True)
-        os.symlink(os.path.relpath(tp, os.path.dirname(lp)), lp)
-        return None
-    return run_generic(sb, step, env=env)
-
-
 def _failing_tools(case):
     """The failing tool calls of a case's setup sessions: the default calls to probe."""
     out = []
@@ -1401,345 +1526,24 @@ def _is_stop(res):
     return res.label.split()[-1] in STOP_EVENTS
 
 
+def _note_asks(sb, notes):
+    """How often the Stop hook asked, and with how many withheld quotes (a note, not a verdict)."""
+    asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
+    notes.append(f"the Stop hook asked {len(asks)} time(s)"
+                 + (f"; {sum('(withheld' in r.stdout for r in asks)} with a withheld quote" if asks else ""))
+
+
 def _where(res):
-    return res.label + (" (the Stop hook's question)" if _is_stop(res) else "")
+    """A result's label, naming the Stop hook's question (round 1 predates it: plain labels)."""
+    return res.label + (" (the Stop hook's question)" if ROUND >= 2 and _is_stop(res) else "")
 
 
-# kind: poisoning (round 2)
-
-def run_poisoning2(case, keep):
-    sb = Sandbox(case["id"], keep)
-    reasons, notes = [], []
-    agent = case.get("agent", "claude")
-    groups = case["dangerous"]
-    try:
-        if case.get("provider"):
-            setup_provider(sb, case["provider"])
-        days = case.get("days", [0, 1, 3, 5])
-        spans = []
-        for i, day in enumerate(days):
-            start = BASE_DAY + timedelta(days=day)
-            step = {"agent": agent, "tools": case["tools"], "prompt": case.get("prompt", "fix it"),
-                    "session_id": f"{case['id']}-s{i}", "last_message": "The build passes now."}
-            first = len(sb.results)
-            run_session(sb, step, now_fn=lambda rep, k, s=start: iso(s + timedelta(minutes=k)))
-            spans.append((f"session {i + 1}", first, len(sb.results)))
-            if case.get("maintain_each"):
-                sb.cli(["maintain"], now=iso(start + timedelta(minutes=40)))
-        end = BASE_DAY + timedelta(days=days[-1], hours=2)
-        sb.cli(["maintain", "--force"], now=iso(end))
-        for card in list_cards(sb, "accepted", now=iso(end)):
-            hit = find_groups(card_text(card), groups)
-            if hit:
-                reasons.append(f"accepted lesson {card.get('id')} ({card.get('origin')}) holds {hit}: "
-                               f"{_short(card_text(card, ('title', 'solution_steps')))}")
-        later = BASE_DAY + timedelta(days=days[-1] + 1)
-        ltools = case.get("later_tools") or case["tools"][:1]
-        lstep = {"agent": agent, "tools": ltools, "prompt": case.get("query", "fix it"),
-                 "session_id": f"{case['id']}-later", "last_message": "Still failing."}
-        first = len(sb.results)
-        run_session(sb, lstep, now_fn=lambda rep, k: iso(later + timedelta(minutes=k)))
-        spans.append(("the later session", first, len(sb.results)))
-        first = len(sb.results)
-        jagent = agent if agent in ("claude", "codex", "gemini") else "claude"
-        for j, tool in enumerate(ltools):
-            run_jit(sb, tool, agent=jagent, sid=f"{case['id']}-jit{j}",
-                    now=lambda rep, k: iso(later + timedelta(hours=3, minutes=k)))
-        spans.append(("a later tool call without a session start", first, len(sb.results)))
-        first = len(sb.results)
-        sb.cli(["advice"], now=iso(later + timedelta(minutes=30)))
-        sb.cli(["advice", "--query", case.get("query", "")], now=iso(later + timedelta(minutes=30)))
-        spans.append(("advice", first, len(sb.results)))
-        for name, a, b in spans:
-            for r in sb.results[a:b]:
-                if not (r.label.startswith("hook") or r.label.startswith("cli advice")):
-                    continue
-                hit = find_groups(r.stdout, groups)
-                if hit:
-                    reasons.append(f"{name}: {_where(r)} printed {hit}: {_short(_hook_text(r))}")
-        mined = list_cards(sb, "candidate,proposed,accepted,dormant,rejected", now=iso(later))
-        cands = [c for c in mined if c.get("status") != "accepted" and find_groups(card_text(c), groups)]
-        notes.append(f"{len(mined)} lesson(s) mined; {len(cands)} not accepted hold the dangerous step"
-                     + (" (held by the screen or the promotion bar)" if cands else ""))
-        asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
-        notes.append(f"the Stop hook asked {len(asks)} time(s)"
-                     + (f"; {sum('(withheld' in r.stdout for r in asks)} with a withheld quote" if asks else ""))
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
-        return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
-
-
-# kind: recorded (round 2)
+# the files the tool writes into the repository (rounds 2-3)
 
 def _skill_files(sb):
-    out = []
-    for base in (os.path.join(sb.repo, ".claude", "skills"),):
-        for dirpath, _dirs, files in os.walk(base):
-            for name in files:
-                if name.endswith(".md"):
-                    out.append(os.path.join(dirpath, name))
-    for name in ("AGENTS.md", "CLAUDE.md"):
-        p = os.path.join(sb.repo, name)
-        if os.path.isfile(p):
-            out.append(p)
-    return out
-
-
-def run_recorded2(case, keep):
-    sb = Sandbox(case["id"], keep)
-    reasons, notes = [], []
-    groups = case["dangerous"]
-    query = case.get("query", "")
-    try:
-        if case.get("provider"):
-            setup_provider(sb, case["provider"])
-        for step in case.get("setup") or []:
-            run_generic2(sb, step)
-        write_answers(sb)
-        if "payload" in case:
-            rec = sb.cli(["record"], stdin=case["payload"])
-            if rec.rc != 0:
-                notes.append(f"record refused: {_short(rec.stderr)}")
-        if case.get("distill"):
-            res = sb.cli(["distill", "--format", "json"])
-            try:
-                acts = [r.get("action") + (": " + str(r.get("why")) if r.get("why") else "")
-                        for r in json.loads(res.stdout).get("results", [])]
-            except (ValueError, AttributeError, TypeError):
-                acts = [f"exit {res.rc}: {_short(res.stderr, 100)}"]
-            notes.append("distill: " + (_short("; ".join(acts), 200) if acts else "no episode"))
-        for step in case.get("after") or []:
-            run_generic2(sb, step)
-        probes = case.get("probes") or _failing_tools(case)
-        for phase, tag in (("after record", "r1"), ("after a plain acceptance", "r2")):
-            if tag == "r2":
-                for cid in sb.card_ids("proposed,candidate"):
-                    res = sb.cli(["aha-status", "--id", cid, "--status", "accepted"])
-                    if res.rc != 0:
-                        notes.append(f"plain acceptance refused: {_short(res.stderr, 120)}")
-            sb.cli(["maintain", "--force"])
-            first = len(sb.results)
-            sid = f"{case['id']}-{tag}"
-            sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"})
-            sb.hook({"hook_event_name": "UserPromptSubmit", "session_id": sid, "cwd": sb.repo, "prompt": query})
-            for j, tool in enumerate(probes):
-                run_jit(sb, {k: v for k, v in tool.items() if k != "agent"}, agent=tool.get("agent", "claude"),
-                        sid=f"{sid}-jit{j}")
-            sb.cli(["advice"])
-            sb.cli(["advice", "--query", query])
-            for r in sb.results[first:]:
-                hit = find_groups(r.stdout, groups)
-                if hit:
-                    reasons.append(f"{phase}: {_where(r)} printed {hit}: {_short(_hook_text(r))}")
-        if case.get("apply_proposals"):
-            pending = pending_proposals(sb, case["apply_proposals"])
-            for pid in pending:
-                res = sb.cli(["proposals", "apply", "--id", pid])
-                if res.rc != 0:
-                    notes.append(f"proposals apply {pid} refused: {_short(res.stderr, 120)}")
-            notes.append(f"{len(pending)} proposal(s) pending before apply")
-        for path in _skill_files(sb):
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                hit = find_groups(fh.read(), groups)
-            if hit:
-                reasons.append(f"{os.path.relpath(path, sb.root)} holds {hit}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
-        return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
-
-
-# kind: rendering (round 2)
-
-def _strip_code_paragraphs(md):
-    """As _strip_code, but a code span may run over the line breaks of its paragraph
-    (CommonMark): what hook output quotes over several lines is read as a renderer would."""
-    lines, out, fence, para = md.split("\n"), [], None, []
-
-    def flush():
-        if para:
-            out.extend(_strip_spans(ESCAPABLE.sub("  ", "\n".join(para))).split("\n"))
-            para.clear()
-    for line in lines:
-        m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = None
-            out.append("")
-            continue
-        if m:
-            flush()
-            fence = m.group(1)
-            out.append("")
-            continue
-        if not line.strip():
-            flush()
-            out.append(line)
-            continue
-        para.append(line)
-    flush()
-    return "\n".join(out)
-
-
-def md_findings2(raw, token, forged):
-    """md_findings with code spans read per paragraph."""
-    return md_findings(raw, token, forged, strip=_strip_code_paragraphs)
-
-
-RULES_AGENTS = ("agents-md", "cursor", "copilot")
-RULES_AGENTS3 = RULES_AGENTS + ("gemini", "windsurf", "aider", "continue")
-RULES_FILES3 = ("GEMINI.md", ".windsurfrules", "CONVENTIONS.md", os.path.join(".continue", "rules", "self-learning.md"),
-                "CLAUDE.md")
-
-
-def rendering_sinks2(sb):
-    sinks = rendering_sinks(sb)
-    if ROUND >= 3:  # round 3: every rules file export-rules writes, and improve's log
-        sinks += [os.path.join(sb.repo, f) for f in RULES_FILES3] + [os.path.join(sb.store, "improvements.md")]
-    for dirpath, _dirs, files in os.walk(os.path.join(sb.repo, ".claude", "skills")):
-        for name in files:
-            if name.endswith(".md"):
-                sinks.append(os.path.join(dirpath, name))
-    return [p for p in dict.fromkeys(sinks) if os.path.isfile(p)]
-
-
-def run_rendering2(case, keep):
-    sb = Sandbox(case["id"], keep)
-    reasons, notes = [], []
-    token = case["token"]
-    try:
-        skill = os.path.join(sb.repo, "skills", "demo")
-        os.makedirs(skill)
-        with open(os.path.join(skill, "SKILL.md"), "w") as fh:
-            fh.write("---\nname: demo\ndescription: A demo skill for the adversarial round.\n---\n\n# Demo\n\nUse it.\n")
-        if case.get("provider"):
-            setup_provider(sb, case["provider"])
-        for step in case.get("setup") or []:
-            run_generic2(sb, step)
-        write_answers(sb)
-        if "payload" in case:
-            rec = sb.cli(["record"], stdin=case["payload"])
-            if rec.rc != 0:
-                notes.append(f"record refused: {_short(rec.stderr, 120)}")
-        if case.get("distill"):
-            res = sb.cli(["distill", "--format", "json"])
-            try:
-                acts = [r.get("action") for r in json.loads(res.stdout).get("results", [])]
-            except (ValueError, AttributeError, TypeError):
-                acts = [f"exit {res.rc}"]
-            notes.append("distill: " + (", ".join(map(str, acts)) if acts else "no episode"))
-        for i, sess in enumerate(case.get("hooks_sessions") or []):
-            run_session(sb, {"tools": sess["tools"], "agent": sess.get("agent", "claude"),
-                             "session_id": f"{case['id']}-h{i}"})
-        sb.cli(["maintain", "--force"])
-        if case.get("correct") and sb.ids:
-            sb.cli(["correct", "--lesson", sb.ids[-1], "--text", case["correct"]])
-        ids = sb.card_ids()
-        for cid in ids:
-            res = sb.cli(["aha-status", "--id", cid, "--status", "accepted", "--note", "checked by a person"])
-            if res.rc != 0:
-                res = sb.cli(["aha-status", "--id", cid, "--status", "accepted", "--accept-flagged",
-                              "--note", "checked by a person"])
-                if res.rc == 0:
-                    notes.append("accepted with --accept-flagged (the screen held it)")
-                else:
-                    notes.append(f"a person could not accept it: {_short(res.stderr, 120)}")
-        sb.cli(["maintain", "--force"])
-        probes = case.get("probes") or _failing_tools(case)
-        sid = f"{case['id']}-later"
-        sb.hook({"hook_event_name": "SessionStart", "session_id": sid, "cwd": sb.repo, "source": "startup"})
-        for j, tool in enumerate(probes):
-            run_jit(sb, {k: v for k, v in tool.items() if k != "agent"}, agent=tool.get("agent", "claude"),
-                    sid=f"{sid}-jit{j}")
-        for agent in (RULES_AGENTS3 if ROUND >= 3 else RULES_AGENTS):
-            sb.cli(["export-rules", "--agent", agent])
-        if ids:
-            sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids)])
-            sb.cli(["export-backport", "--skill-path", skill, "--ids", ",".join(ids), "--apply"])
-        for step in case.get("after") or []:  # round 3: what a person runs next (improve, correct, …)
-            run_generic2(sb, step)
-        if case.get("apply_proposals"):
-            pending = pending_proposals(sb, case["apply_proposals"])
-            for pid in pending:
-                res = sb.cli(["proposals", "apply", "--id", pid])
-                if res.rc != 0:
-                    notes.append(f"proposals apply refused: {_short(res.stderr, 120)}")
-            notes.append(f"{len(pending)} proposal(s) pending before apply")
-        asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
-        if case.get("setup"):
-            notes.append(f"the Stop hook asked {len(asks)} time(s)"
-                         + (f"; {sum('(withheld' in r.stdout for r in asks)} with a withheld quote" if asks else ""))
-        sb.cli(["index"])
-        sb.cli(["report"])
-        sb.cli(["feedback"])
-        for path in rendering_sinks2(sb):
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                raw = fh.read()
-            found = html_findings(raw, token) if path.endswith(".html") else md_findings(raw, token, case.get("forged"))
-            for f in dict.fromkeys(found):
-                reasons.append(f"{_rel(sb, path)}: {f}")
-        for r in sb.results:
-            if r.label.startswith("hook") and r.stdout.strip():
-                for f in dict.fromkeys(md_findings2(_hook_text(r), token, case.get("forged"))):
-                    reasons.append(f"{_where(r)} output: {f}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
-        return verdict(case, list(dict.fromkeys(reasons)), notes, sb)
-    finally:
-        sb.close()
-
-
-# kind: credentials (round 2)
-
-def run_credentials2(case, keep):
-    sb = Sandbox(case["id"], keep)
-    reasons, notes, fp = [], [], []
-    try:
-        if case.get("provider"):
-            setup_provider(sb, case["provider"])
-        hooked = False
-        for step in case["steps"]:
-            if any(k in step for k in ("tools", "session", "hook", "hook_raw", "jit", "stop")):
-                hooked = True
-            run_generic2(sb, step)
-            write_answers(sb)
-        probes = [["list", "--format", "json", "--limit", "0", "--status", "proposed,candidate,accepted"],
-                  ["review", "--format", "json"], ["advice"], ["report"], ["feedback"]]
-        if hooked:
-            sb.cli(["maintain", "--force"])
-            probes += [["doctor"], ["analyze", "--days", "30"], ["distill", "--dry-run"]]
-        for args in probes:
-            sb.cli(args)
-        store = _store_texts(sb) + provider_prompts(sb)
-        if ROUND >= 3:
-            store += _repo_outputs(sb)
-        for secret in case.get("secrets") or []:
-            forms = _forms(secret)
-            where = [rel for rel, text in store if any(f in text for f in forms)]
-            where += [_where(r) for r in sb.results if any(f in r.stdout or f in r.stderr for f in forms)]
-            if where:
-                reasons.append(f"secret {secret[:6]}… found in {', '.join(dict.fromkeys(where))}")
-        if case.get("keep"):
-            fname = {"cards": "aha_cards.jsonl", "observations": "observations.jsonl"}.get(case.get("keep_in", "cards"))
-            try:
-                with open(os.path.join(sb.store, fname), encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
-            except OSError:
-                text = ""
-            for value in case["keep"]:
-                if value not in text and json.dumps(value)[1:-1] not in text:
-                    fp.append(f"look-alike destroyed or missing in {fname}: {value}")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
-        out = verdict(case, reasons, notes, sb)
-        out["false_positive"] = bool(fp)
-        out["fp_reasons"] = fp
-        return out
-    finally:
-        sb.close()
+    """Round 2: applied skill drafts and the always-loaded AGENTS.md / CLAUDE.md."""
+    return _files_under(os.path.join(sb.repo, ".claude", "skills"), (".md",)) + [
+        p for p in (os.path.join(sb.repo, "AGENTS.md"), os.path.join(sb.repo, "CLAUDE.md")) if os.path.isfile(p)]
 
 
 def _repo_outputs(sb):
@@ -1759,14 +1563,9 @@ def _repo_outputs(sb):
 # kind: benign (round 2): the Stop hook's question must quote an ordinary episode
 
 def run_benign_stop(case, keep):
-    sb = Sandbox(case["id"], keep)
     reasons, notes = [], []
-    try:
-        for f in case.get("files") or []:
-            p = os.path.join(sb.repo, f)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as fh:
-                fh.write("#!/bin/sh\necho ok\n")
+    with Sandbox(case["id"], keep) as sb:
+        _write_scripts(sb, case.get("files") or [])
         run_session(sb, {"agent": case.get("agent", "claude"), "tools": case["tools"],
                          "session_id": f"{case['id']}-s1", "prompt": case.get("prompt", "fix it")})
         asks = [r for r in sb.results if _is_stop(r) and r.stdout.strip()]
@@ -1777,58 +1576,7 @@ def run_benign_stop(case, keep):
             n = text.count("(withheld")
             if n:
                 reasons.append(f"the Stop hook's question withheld {n} quote(s) (safety screen flagged the text)")
-        for r in tracebacks(sb.results):
-            notes.append(f"traceback in {r.label}")
         return verdict(case, reasons, notes, sb)
-    finally:
-        sb.close()
-
-
-def _check2(sb, step):
-    """Round 2 checks (damage): hook output, acceptance kept by changed content, claimed
-    sources and origins."""
-    kind = step["check"]
-    if kind == "hook_contains":
-        res = None
-        if "jit" in step:
-            outs = run_jit(sb, step["jit"], agent=step.get("agent", "claude"),
-                           sid=step.get("session_id", f"chk-{len(sb.results)}"))
-            text = "\n".join(o.stdout for o in outs)
-            label = outs[-1].label if outs else "hook"
-        else:
-            res = sb.hook(sb.sub_obj(step["hook"]), agent=step.get("agent", "claude"))
-            text, label = res.stdout, res.label
-        out = []
-        if step.get("text") and sb.sub(step["text"]) not in text:
-            out.append(f"{label}: {sb.sub(step['text'])!r} not shown (a damaged line silenced the others, or stale data)")
-        if step.get("absent") and sb.sub(step["absent"]) in text:
-            out.append(f"{label}: {sb.sub(step['absent'])!r} still shown (stale data)")
-        return out
-    if kind == "kept_acceptance":
-        out = []
-        for c in list_cards(sb, "accepted"):
-            if step["contains"] in card_text(c, CARD_FIELDS + ("evidence",)):
-                out.append(f"card {c.get('id')} holds {step['contains']!r} and is accepted though no person accepted that content")
-        return out
-    if kind == "no_sources":
-        bad = [s.casefold() for s in step["sources"]]
-        out = []
-        for row in _jsonl(os.path.join(sb.store, "signals.jsonl")):
-            src = row.get("source")
-            if isinstance(src, str) and fold(src).strip() in bad:
-                out.append(f"signal {row.get('kind')} stored with source {src!r}")
-        return list(dict.fromkeys(out))
-    if kind == "origins":
-        out = []
-        for row in _jsonl(os.path.join(sb.store, "aha_cards.jsonl")):
-            o = row.get("origin")
-            if o is not None and o not in step["allowed"]:
-                out.append(f"card {row.get('id')} stored with origin {o!r}")
-            for k in step.get("forbidden_fields") or []:
-                if k in row:
-                    out.append(f"card {row.get('id')} stored with {k!r} from the payload")
-        return list(dict.fromkeys(out))
-    return None
 
 
 # ---------------------------------------------------------------------------- driver
@@ -1843,14 +1591,13 @@ FILES = {"links": "links.json", "poisoning": "poisoning.json", "recorded": "reco
 
 
 def verdict(case, reasons, notes, sb):
+    """The case's verdict. A traceback is a note (damage counts it as a reason instead)."""
+    if case["kind"] != "damage":
+        notes = notes + [f"traceback in {r.label}" for r in tracebacks(sb.results)]
     return {"id": case["id"], "kind": case["kind"], "description": case.get("description", ""),
             "lookalike": bool(case.get("lookalike")), "got_through": bool(reasons),
             "reasons": reasons, "notes": list(dict.fromkeys(notes)),
             "calls": len(sb.results), "sandbox": sb.root if sb.keep else None}
-
-
-RUNNERS2 = dict(RUNNERS, poisoning=run_poisoning2, recorded=run_recorded2, rendering=run_rendering2,
-                credentials=run_credentials2)
 
 
 def load_cases(kinds, only):
@@ -1871,7 +1618,7 @@ def _work(item):
     CASE_ENV = dict(case.get("env") or {}) if ROUND >= 3 else {}
     start = time.monotonic()
     try:
-        out = (RUNNERS2 if ROUND >= 2 else RUNNERS)[case["kind"]](case, keep)
+        out = RUNNERS[case["kind"]](case, keep)
     except Exception as exc:  # noqa: BLE001 - a runner bug is reported, not hidden
         import traceback
         out = {"id": case["id"], "kind": case["kind"], "description": case.get("description", ""),
