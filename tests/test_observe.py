@@ -302,3 +302,21 @@ def test_module_parses_as_python39():
     for name in ("observe", "commands", "toolcall"):
         with open(os.path.join(folder, name + ".py"), encoding="utf-8") as f:
             ast.parse(f.read(), feature_version=(3, 9))
+
+
+OPENVPN_AUTH = "vpn-ci\nybprbKYpTHEgm6Rqdfhg\n2026-03-02 10:00:01 AUTH: Received control message: AUTH_FAILED"
+
+
+@pytest.mark.parametrize("command, kept", [
+    ("cat /etc/openvpn/auth.txt && sudo openvpn --config a.ovpn --auth-user-pass "
+     "/etc/openvpn/auth.txt", False),                       # the file the command hands over
+    ("cat ~/.vault-token; vault status", False),           # a credential file by its name
+    ("cat build.log && make", True)])                      # any other file: bare lines stay
+def test_a_printed_credential_files_bare_lines_are_not_stored(command, kept):
+    """Round 2's OpenVPN case: a user line and a bare password line, no secret format."""
+    obs = observe.normalize({"hook_event_name": "PostToolUseFailure", "session_id": "s",
+                             "tool_name": "Bash", "tool_input": {"command": command},
+                             "error": OPENVPN_AUTH}, "claude")
+    assert "AUTH_FAILED" in obs["error"]
+    assert ("ybprbKYpTHEgm6Rqdfhg" in json.dumps(obs)) is kept
+    assert ("vpn-ci" in obs["error"]) is kept

@@ -12,6 +12,7 @@ above observation.
 
 from .commands import command_family, refine_family, uncommented
 
+READERS = ("cat", "head", "tail", "tac", "less", "more", "bat")  # print a file
 MAX_COMMAND = 16 * 1024  # characters of a shell command read at all (split, matched, stored
                          # cut further): a 10 MB command took the hook 8 s, this bound ~30 ms
 
@@ -129,10 +130,29 @@ class Obs(dict):
         """``error`` (cause first), the fixes the output suggests (``hint``), and the family
         of the part of a compound command that the error names."""
         from . import causes
+        if printed_credentials(self.command):
+            text = "\n".join(line for line in text.splitlines() if " " in line.strip())
         full = self._redact(text)
         self.put("error", text, 300, "head")
         self.put("hint", "\n".join(causes.hints(full)), 300, "block")
         refine_family(self, full)
+
+
+def printed_credentials(command: str) -> bool:
+    """The command prints a file of credentials: one whose name says so (``~/.netrc``) or one
+    the same command hands to a password-file option (``cat auth.txt && openvpn
+    --auth-user-pass auth.txt``). Such a file's lines are bare words (a user, a password)
+    that no secret format recognises; its output keeps only lines with a space (log lines)."""
+    if not any(reader + " " in command for reader in READERS):  # string scans first
+        return False
+    import re
+    read = set(re.findall(r"(?:^|[;&|(`]|\s)(?:" + "|".join(READERS) +
+                          r")\s+(?:-\S+\s+)*([^\s;&|)`]+)", command))
+    handed = re.findall(r"--(?:auth-user-pass|askpass|password-file|passwd-file|pass-?file|"
+                        r"secret-file|token-file|netrc-file|client-secret-file)[=\s]+"
+                        r"([^\s;&|)`]+)", command)
+    from ..storage.programs import credential
+    return bool(read & set(handed)) or any(credential(p) for p in read)
 
 
 def exit_code(text: str, first_only: bool = False):
