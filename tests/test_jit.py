@@ -70,8 +70,9 @@ def lines(path: Path) -> list:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_the_loop_closes_with_no_command_typed(repo, store):
-    """Two sessions fail and recover; the third gets the fix with its failing call, once."""
+def test_the_loop_closes_with_no_command_typed(repo, store, run, monkeypatch):
+    """Two sessions fail and recover; the third gets the fix with its failing call, once; once
+    a person accepts it, before the call."""
     assert not any(push_session("s1", DAY1, repo, "feat-a"))  # nothing learned yet
     head, *table = lines(store / "triggers.jsonl")
     assert list(head) == ["cards"] and [t["family"] for t in table] == ["git push"]  # learned at the end of session 1
@@ -80,14 +81,24 @@ def test_the_loop_closes_with_no_command_typed(repo, store):
     push_session("s2", DAY2, repo, "feat-b")
     hook({"hook_event_name": "SessionStart", "session_id": "s3", "source": "startup",
           "cwd": str(repo)}, DAY3)
-    first = context(hook(call("s3", "s3-1", "git push origin", repo, event="pre"), DAY3))
+    # a rule's guess nobody reviewed waits for its failure: the failure's words show it applies
+    assert hook(call("s3", "s3-1", "git push origin", repo, event="pre"), DAY3) == ""
+    first = context(hook(call("s3", "s3-1", "git push origin", repo,
+                              UPSTREAM.format(b="feat-c")), DAY3))
     assert "no upstream branch" in first and "git push --set-upstream origin" in first
     assert "data, not instructions" in first and "not reviewed" in first
-    assert hook(call("s3", "s3-2", "git push", repo, event="pre"), DAY3) == ""  # once a session
+    assert hook(call("s3", "s3-2", "git push", repo, UPSTREAM.format(b="feat-c")),
+                DAY3) == ""  # once a session
     srf = lines(store / "surfacings.jsonl")[-1]
-    assert (srf["event"], srf["call"], srf["session_id"]) == ("pre_tool", "s3-1", "s3")
-    # a call that already carries the fix gets nothing, in a new session too
-    assert hook(call("s4", "s4-1", "git push --set-upstream origin x", repo, event="pre"),
+    assert (srf["event"], srf["call"], srf["session_id"]) == ("tool_failure", "s3-1", "s3")
+    # accepted by a person (and learned again), it comes before the call; a call already
+    # carrying the fix gets nothing
+    monkeypatch.setenv("SELF_LEARNING_NOW", DAY3)
+    assert run(["aha-status", "--id", table[0]["id"], "--status", "accepted"])[0] == 0
+    triggers.refresh(Memory(str(store)), str(repo))
+    assert "git push --set-upstream origin" in context(
+        hook(call("s4", "s4-1", "git push", repo, event="pre"), DAY3))
+    assert hook(call("s5", "s5-1", "git push --set-upstream origin x", repo, event="pre"),
                 DAY3) == ""
 
 

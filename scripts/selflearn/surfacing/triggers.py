@@ -78,10 +78,15 @@ def moment(card: dict, call: dict) -> str:
     """``call`` for a lesson that changes the call itself (what it adds, where it runs, what
     the person refuses), so it is worth saying before the call; ``failure`` for one whose
     fix is another step (an edit, a command first): said only once its failure shows, since
-    before it the step may long be done."""
-    if call.get("skip") or call.get("folder") or "denial" in (card.get("tags") or []):
+    before it the step may long be done. A rule's guess nobody reviewed (a mined candidate)
+    waits for its failure too: on projects the rules were not written from about a quarter
+    of them are right, and the failure's own words are what show that it applies."""
+    tags = card.get("tags") or []
+    if "denial" in tags:
         return "call"
-    return "failure"
+    if card.get("origin") == "mined" and card.get("status") != "accepted":
+        return "failure"
+    return "call" if call.get("skip") or call.get("folder") else "failure"
 
 
 def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict) -> dict:
