@@ -19,12 +19,14 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
-    """Every test gets its own repo root, user and global store; no kill switch, real clock."""
+    """Every test gets its own repo root, user and global store; no kill switch, real clock;
+    no learning started in the background (a test that wants it sets SELF_LEARNING_LEARN)."""
     repo = tmp_path / "sl-repo"
     repo.mkdir()
     monkeypatch.setenv("SELF_LEARNING_REPO_ROOT", str(repo))
     monkeypatch.setenv("SELF_LEARNING_USER", "tester")
     monkeypatch.setenv("SELF_LEARNING_GLOBAL_DIR", str(tmp_path / "global"))
+    monkeypatch.setenv("SELF_LEARNING_LEARN", "off")
     for var in ("SELF_LEARNING_DISABLE", "SELF_LEARNING_NOW", "SELF_LEARNING_LLM_CMD"):
         monkeypatch.delenv(var, raising=False)
     return repo

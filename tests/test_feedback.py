@@ -131,6 +131,26 @@ def test_moving_a_candidate_into_the_section_accepts_it(run, store):
     assert "[aha_mined]" in section(page(store))
 
 
+@pytest.mark.parametrize("how", ["feedback", "aha-status"])
+def test_a_persons_decision_starts_the_learning_step(run, store, monkeypatch, how):
+    """An accepted lesson reaches its calls now (the trigger table is rebuilt), not after the
+    next session; nothing starts when nothing changed."""
+    record(run, SEED)
+    fb(run)
+    monkeypatch.setenv("SELF_LEARNING_LEARN", "sync")
+    if how == "feedback":
+        edit(store, add=["[aha_mined] moved here"])
+        fb(run)
+    else:
+        assert run(["aha-status", "--id", "aha_mined", "--status", "accepted"])[0] == 0
+    state = json.loads((store / "maintain_state.json").read_text())
+    assert state["last_result"]["trigger"] == ("feedback" if how == "feedback" else "status-change")
+    assert (store / "triggers.jsonl").exists()
+    (store / "maintain_state.json").unlink()
+    fb(run)  # nothing changed: nothing starts
+    assert not (store / "maintain_state.json").exists()
+
+
 def test_human_line_equal_to_a_rejected_card_accepts_it_again(run, store):
     record(run, SEED)
     fb(run)

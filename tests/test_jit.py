@@ -91,11 +91,11 @@ def test_the_loop_closes_with_no_command_typed(repo, store, run, monkeypatch):
                 DAY3) == ""  # once a session
     srf = lines(store / "surfacings.jsonl")[-1]
     assert (srf["event"], srf["call"], srf["session_id"]) == ("tool_failure", "s3-1", "s3")
-    # accepted by a person (and learned again), it comes before the call; a call already
-    # carrying the fix gets nothing
+    # accepted by a person, it comes before the call at once (the acceptance starts the
+    # learning step); a call already carrying the fix gets nothing
     monkeypatch.setenv("SELF_LEARNING_NOW", DAY3)
+    monkeypatch.setenv("SELF_LEARNING_LEARN", "sync")
     assert run(["aha-status", "--id", table[0]["id"], "--status", "accepted"])[0] == 0
-    triggers.refresh(Memory(str(store)), str(repo))
     assert "git push --set-upstream origin" in context(
         hook(call("s4", "s4-1", "git push", repo, event="pre"), DAY3))
     assert hook(call("s5", "s5-1", "git push --set-upstream origin x", repo, event="pre"),

@@ -27,7 +27,15 @@ def learn(record: dict, repo_root: str, store_dir: str) -> None:
     """Start the learning step when it is due; never waits for it (but in sync mode)."""
     from ..learning import autorun
     why = autorun.due(record.get("event", ""), store_dir, str(record.get("session_id") or ""))
-    if not why:
+    if why:
+        start_learning(repo_root, store_dir, why)
+
+
+def start_learning(repo_root: str, store_dir: str, why: str) -> None:
+    """``maintain --auto WHY`` in the background (``SELF_LEARNING_LEARN``: waited for when
+    ``sync``, nothing when ``off``); its errors go to errors.jsonl, never to the caller."""
+    from ..learning import autorun
+    if autorun.mode() == "off":
         return
     if autorun.mode() == "sync":  # tests and the replay benchmark: learning as it would run
         from ..storage.memory import Memory

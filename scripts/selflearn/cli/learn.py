@@ -81,8 +81,9 @@ def _add_maintain(sub) -> None:
                        f"{LIFECYCLE_EVERY_HOURS} hours (idle time alone still "
                        "moves lessons, so those two run daily). The hooks start it in the "
                        "background after a session ends, as a catch-up when the next one "
-                       "starts, and after a turn that failed once the last run is "
-                       f"{STOP_EVERY} s old (SELF_LEARNING_LEARN=off stops that; `doctor` says when "
+                       "starts, after a turn that failed once the last run is "
+                       f"{STOP_EVERY} s old, and after a person's decision in aha-status or "
+                       "feedback (SELF_LEARNING_LEARN=off stops that; `doctor` says when "
                        "it last ran and what it produced). State: "
                        "<store>/maintain_state.json. On a terminal a run longer than a second "
                        "names the step it is on (stderr). " + LIFECYCLE,
@@ -91,7 +92,8 @@ def _add_maintain(sub) -> None:
     p.add_argument("--force", action="store_true",
                    help="run every step now, even when nothing was observed since the last run")
     p.add_argument("--auto", metavar="WHY", default="",
-                   help="started by a hook (WHY: session-end, catch-up, turn-end): errors go to "
+                   help="started by the tool (WHY: session-end, catch-up, turn-end, "
+                   "status-change, feedback): errors go to "
                    "<store>/errors.jsonl for doctor, not to stderr")
     option(p, "--dry-run", "show what each step would do; not even the state")
     p.set_defaults(run=_run_maintain, writes=True)

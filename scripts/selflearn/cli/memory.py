@@ -210,6 +210,9 @@ def _run_status(ctx: Context) -> Tuple[dict, List[str]]:
     if a.kind == "card" and data["status"] not in ("accepted", "proposed", "candidate"):
         from ..surfacing import triggers
         triggers.drop(ctx.memory, [data["id"]])  # a refused lesson leaves its calls at once
+    elif a.kind == "card" and data["status"] != data["previous_status"]:
+        from .hookcalls import start_learning  # an accepted lesson reaches its calls now,
+        start_learning(ctx.repo_root, ctx.memory.root, "status-change")  # not after a session
     return data, [f"{data['id']}: {data['previous_status']} → {data['status']}"]
 
 

@@ -32,6 +32,9 @@ def _run_feedback(ctx: Context) -> Tuple[dict, List[str]]:
     a = ctx.args
     data = feedback.feedback(ctx.memory, a.days, a.dry_run, ctx.user)
     a.writes = not a.dry_run and (data["changed"] or data["file"] == "written")
+    if not a.dry_run and data["changed"]:  # what the person decided reaches the calls now
+        from .hookcalls import start_learning
+        start_learning(ctx.repo_root, ctx.memory.root, "feedback")
     return data, feedback.render_lines(data)
 
 
