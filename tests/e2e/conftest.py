@@ -26,6 +26,13 @@ WORKSPACES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def learning_as_installed(isolated, monkeypatch):
+    """The real clients run the hooks as a user has them: learning starts in the background
+    (the suite's own tests turn it off unless they ask for it)."""
+    monkeypatch.delenv("SELF_LEARNING_LEARN", raising=False)
+
+
 @pytest.fixture(scope="session")
 def claude_binary() -> Path:
     try:
