@@ -130,10 +130,7 @@ def relevance(query: str, cards: List[dict], population: Optional[List[dict]] = 
     None) over the best card's, when it is among the cards that answer the query
     (``search.kept``: the best clears the floor, the others come within ``search.RELATIVE``
     of it); 0 for the others. So the best answer has relevance 1 in any store."""
-    scores = search.bm25(query, cards, population)
-    chosen = search.kept([(s, i) for i, s in enumerate(scores) if s > 0],
-                         len(cards if population is None else population),
-                         len(set(search.tokenize(query))))
+    chosen = search.answers(query, cards, population)
     out = [0.0] * len(cards)
     for points, i in chosen:
         out[i] = round(points / chosen[0][0], 4)

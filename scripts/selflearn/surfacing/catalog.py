@@ -104,18 +104,12 @@ def rank(views: List[dict], query: Optional[str],
         for view in views:
             view["relevance"] = None
         return sorted(views, key=lambda v: (v["score"], v.get("ts", "")), reverse=True)
-    scores = search.bm25(query, views, population)
-    chosen = search.kept([(s, i) for i, s in enumerate(scores) if s > 0],
-                         len(views if population is None else population), _terms(query))
+    chosen = search.answers(query, views, population)
     for points, i in chosen:
         views[i]["relevance"] = round(points, 4)
     return [views[i] for _, i in sorted(chosen, key=lambda c: (c[0], views[c[1]]["score"],
                                                               views[c[1]].get("ts", "")),
                                         reverse=True)]
-
-
-def _terms(query: str) -> int:
-    return len(set(search.tokenize(query)))
 
 
 def listed(views: List[dict]) -> List[dict]:

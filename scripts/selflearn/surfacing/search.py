@@ -184,6 +184,15 @@ def kept(scored: Iterable[tuple], n: int, terms: int, share: float = RELATIVE) -
     return [item for item in ranked if item[0] >= least]
 
 
+def answers(query: str, records: Sequence[dict], population: Optional[Sequence[dict]] = None
+            ) -> List[tuple]:
+    """``(score, position)`` of the records that answer ``query`` (``kept``: BM25 with idf over
+    ``population``, the records themselves when None), best first."""
+    scores = bm25(query, records, population)
+    return kept([(s, i) for i, s in enumerate(scores) if s > 0],
+                len(records if population is None else population), len(set(tokenize(query))))
+
+
 def bm25(query: str, records: Sequence[dict], population: Optional[Sequence[dict]] = None,
          fields: Dict[str, float] = FIELD_WEIGHTS) -> List[float]:
     """One BM25 score per record (0.0 when no query term occurs); idf and the average length
