@@ -148,18 +148,19 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
     if not lines:
         return ""
     command = command or str(record.get("args") or "")
+    errors = set(words(str(record.get("error") or ""))) if event == "tool_failure" else set()
     found = candidates(lines, families_of(record, command))
-    if event == "tool_failure":
-        found += by_error(lines, set(words(str(record.get("error") or ""))), found)
+    if errors:
+        found += by_error(lines, errors, found)
     if not found:
         return ""
     said = set(words(command))
-    errors = set(words(str(record.get("error") or ""))) if event == "tool_failure" else set()
     where = folder(str(record.get("cwd") or ""), command, repo_root)
     fit = [e for e in found if matches(e, event, said, where, errors)]
     if not fit:
         return ""
-    seen = shown.in_session(fs.join(store_dir, shown.FILE), str(record.get("session_id") or ""))
+    session = str(record.get("session_id") or "")
+    seen = shown.in_session(fs.join(store_dir, shown.FILE), session)
     chosen = [e for e in dict((e["id"], e) for e in fit if e["id"] not in seen).values()]
     chosen = current(store_dir, lines, chosen)[:PER_CALL]
     if not chosen:
@@ -171,7 +172,6 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
         shape = "PostToolUse"  # a failure the client reported as a finished call
     out = fastjson.dumps({"hookSpecificOutput": {"hookEventName": shape,
                                                  "additionalContext": text}}) + "\n"
-    shown.append(fs.join(store_dir, shown.FILE), str(record.get("session_id") or ""),
-                 record.get("agent", ""), record.get("event", ""), [e["id"] for e in chosen],
+    shown.append(fs.join(store_dir, shown.FILE), session, agent, event, [e["id"] for e in chosen],
                  len(out), call=str(record.get("tool_use_id") or ""), obs=str(record.get("id") or ""))
     return out
