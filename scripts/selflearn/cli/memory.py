@@ -274,8 +274,7 @@ def _run_list(ctx: Context) -> Tuple[dict, List[str]]:
     a = ctx.args
     data = review.list_cards(ctx.stores, query_of(ctx), a.skill, a.tag,
                              _statuses(a.status, "list"),
-                             min(bounded("list", "--limit", a.limit, 0, float("inf")), 1 << 62))
-    # a limit past any store's size is all of it (SQLite's integers stop at 2 ** 63)
+                             bounded("list", "--limit", a.limit, 0, float("inf")))
     return data, review.render_list(data)
 
 

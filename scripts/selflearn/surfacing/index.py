@@ -11,13 +11,10 @@ from typing import List
 from . import catalog, score, storeindex
 from ..storage import model, store, verdicts
 from ..storage.memory import Memory, Stores
-from ..storage.text import document
+from ..storage.text import cell as _cell, document
 
 TOP = 10
 WARM = 10    # lessons screened per refresh at most (a refresh follows every write)
-
-
-_cell = storeindex.cell
 
 
 def _facts(stores: Stores, now: float, stale_days: float) -> dict:

@@ -1175,8 +1175,3 @@ def item_floor(card: dict) -> int:
     detail = text.collapsed(detail or card.get("problem") or "")
     line = f"- [{text.collapsed(card['id'])}] {text.collapsed(card.get('title'))}"
     return len(line + (f": {detail}" if detail else ""))
-
-
-def cell(value) -> str:
-    """A table cell of INDEX.md (``text.cell``: one inert line, pipes escaped, 120 characters)."""
-    return text.cell(value)
