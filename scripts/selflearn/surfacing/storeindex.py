@@ -902,7 +902,7 @@ class _Apply:
             for r in records:
                 what = r.get("title") or r.get("task_summary") or \
                     f"{r.get('kind', '')} {r.get('aha_id') or r.get('rec_id') or ''}".strip()
-                yield str(r.get("ts", "")), cell(what)
+                yield str(r.get("ts", "")), text.cell(what)
         stamps = [str(r.get("ts", "")) for r in records]
         if len(records) > RECENT:  # only lines that can be among the latest get their text
             floor = heapq.nlargest(RECENT, stamps)[-1]
