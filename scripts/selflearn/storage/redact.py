@@ -372,7 +372,7 @@ RULES = (
      r"pass|credential|auth)[\w]*)[ \t]+['\"]?(?!\[REDACTED|\$)([^\s'\"]{6,})"),
     ("password", ("requirepass", "masterauth"),  # redis.conf, and CONFIG SET requirepass
      r"\b(?:requirepass|masterauth)[ \t]+['\"]?" + _STOP + r"([^\s'\"]{4,})"),
-    ("password", (("~user", ":"),),  # .curlrc / curl -u user:password
+    ("password", (("user", ":"),),  # .curlrc / curl -u user:password (its pattern: lower case)
      r"(?m)(?:^[ \t]*(?:user|proxy-user)[ \t]*=?[ \t]*|\b(?:user|proxy-user)[ \t]*=[ \t]*"
      r"|--(?:proxy-)?user[ \t=]+)['\"]?"
      r"[^\s:'\"]+:(?!\[REDACTED)([^\s'\"]{4,})"),
