@@ -163,10 +163,11 @@ def mark(cards: Dict[str, dict], store_root: str, user: str) -> Tuple[int, int]:
     imported = 0
     for card in cards.values():
         sign, written = ok.get(card["id"], ("", False))
-        if sign == digest(card) and written:
+        same = bool(sign) and sign == digest(card)  # a card nobody signed is hashed not at all
+        if same and written:
             continue  # this person's own lesson, committed
         card["_tracked"] = True  # provenance ``imported``; ``origin`` keeps what the line says
-        if sign != digest(card):
+        if not same:
             card["_imported"] = True
             imported += 1
     return imported, len(cards) - imported
