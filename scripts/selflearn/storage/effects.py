@@ -97,11 +97,10 @@ class _Context:
     def pipeline_taint(self, pipe: List[Command]) -> Set[str]:
         out: Set[str] = set()
         for cmd in pipe:
-            out |= self.produces(cmd, out)
+            out |= self.produces(cmd)
         return out
 
-    def produces(self, cmd: Command, stdin: Set[str],
-                 words: Optional[List[Word]] = None) -> Set[str]:
+    def produces(self, cmd: Command, words: Optional[List[Word]] = None) -> Set[str]:
         """What ``cmd`` prints: ``remote`` (downloaded or read from the network), ``decoded``
         (a payload decoded), ``secret`` (credentials or the environment)."""
         out: Set[str] = set()
@@ -141,14 +140,21 @@ class _Context:
                 out.add("token:" + platform)
             for a in args:
                 out |= _sub_taint(a, self)
-        for op, target in cmd.redirs:
-            if op in ("<", "<<<", "<<", "<<-"):
-                out |= _sub_taint(target, self)
-                if op == "<" and credential(target):
-                    out.add("secret")
-                if op == "<" and self.downloaded(target):
-                    out.add("remote")
-        return out
+        return out | _fed(cmd, self)
+
+
+def _fed(cmd: Command, ctx: _Context) -> Set[str]:
+    """What a command's input redirections feed it: here-strings and here-documents (their
+    ``$(…)``), and a file (``bash < <(curl …)``, a download, a credential file)."""
+    out: Set[str] = set()
+    for op, target in cmd.redirs:
+        if op in ("<", "<<<", "<<", "<<-"):
+            out |= _sub_taint(target, ctx)
+            if op == "<" and ctx.downloaded(target):
+                out.add("remote")
+            if op == "<" and credential(target):
+                out.add("secret")
+    return out
 
 
 def _norm_path(path: str) -> str:
@@ -198,16 +204,7 @@ def _judge(script, ctx: _Context, depth: int) -> None:
         net = any(prog_name(w) in NET_READERS for c in pipe for w in c.words[:1])
         for k, cmd in enumerate(pipe):
             _nested(cmd, ctx, depth)
-            stdin = set(taint)
-            for op, target in cmd.redirs:
-                if op in ("<<<", "<<", "<<-"):
-                    stdin |= _sub_taint(target, ctx)
-                elif op == "<":
-                    stdin |= _sub_taint(target, ctx)  # bash < <(curl …)
-                    if ctx.downloaded(target):
-                        stdin.add("remote")
-                    if credential(target):
-                        stdin.add("secret")
+            stdin = taint | _fed(cmd, ctx)
             assignments(cmd.assigns, cmd.words, ctx)
             if any(_CA_KEY.search(n.lower()) and ctx.downloaded(v) for n, v in cmd.assigns):
                 ctx.flag("safety_bypass", [f"{n}={v}" for n, v in cmd.assigns])
@@ -216,7 +213,7 @@ def _judge(script, ctx: _Context, depth: int) -> None:
             words = _expanded(cmd.words, ctx.variables) if ctx.variables else cmd.words
             for start in _starts(words):
                 _command(cmd, words[start:], stdin, ctx, net and k > 0, k == len(pipe) - 1)
-            out = ctx.produces(cmd, taint, words)
+            out = ctx.produces(cmd, words)
             _writes(cmd, out | taint, ctx)
             taint |= out
 
