@@ -19,10 +19,10 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 from . import platforms, shell
 from .shell import Command, Word
 from .programs import (
-    ARG_OPTS, CODE_OPTS, CURL_LONG, DATA_OPTS, DATA_READERS, DOWNLOADERS, HANDLERS, INTERPRETERS,
-    NET_READERS, READERS, SECRET_VAR, SENDERS, SHELLS, SOURCE_FILES, SUBCOMMANDS, VIEWERS,
-    WGET_LONG, Opts, assignments, credential, decodes, downloads_to, dumps, home_path,
-    known_programs, new_host, options, prog_name, settings_off, to_stdout, unwrap)
+    ARG_OPTS, CODE_OPTS, CURL_LONG, CURL_SHORT, DATA_OPTS, DATA_READERS, DOWNLOADERS, HANDLERS,
+    INTERPRETERS, NET_READERS, READERS, SECRET_VAR, SENDERS, SHELLS, SOURCE_FILES, SUBCOMMANDS,
+    VIEWERS, WGET_LONG, WGET_SHORT, Opts, assignments, credential, decodes, downloads_to, dumps,
+    home_path, known_programs, new_host, options, prog_name, settings_off, to_stdout, unwrap)
 
 Finding = Tuple[str, str]  # (category, excerpt)
 _URL = re.compile(r"(?i)(?:https?|ftp)://")
@@ -372,7 +372,7 @@ def _sender(prog: str, args: List[Word], stdin: Set[str], ctx: _Context, shown) 
         ctx.flag("exfiltration", shown)
     sent: List[str] = []
     if prog == "curl":
-        o = Opts(args, "dDeEFHKmoQrTuUwxXyYzAbcCPt", CURL_LONG)
+        o = Opts(args, CURL_SHORT, CURL_LONG)
         sent += o.value("T", "--upload-file")
         for v in o.value("F", "--form"):
             sent += [part[1:] for part in re.findall(r"[@<][^;,\s]+", v)]
@@ -384,7 +384,7 @@ def _sender(prog: str, args: List[Word], stdin: Set[str], ctx: _Context, shown) 
                 v.lower()) for v in loud):
             ctx.flag("exfiltration", shown)
     elif prog == "wget":
-        o = Opts(args, "OoaPeiUTtwQBlAR", WGET_LONG)
+        o = Opts(args, WGET_SHORT, WGET_LONG)
         sent += o.value("", "--post-file", "--body-file")
         if any(SECRET_VAR.search(v) for v in o.value("", "--post-data", "--body-data")):
             ctx.flag("exfiltration", shown)

@@ -391,12 +391,12 @@ def unwrap(words: List[Word]) -> List[Word]:
 def to_stdout(prog: str, args: List[Word]) -> bool:
     """A download printed rather than saved to a file."""
     if prog == "curl":
-        o = Opts(args, "dDeEFHKmoQrTuUwxXyYzAbcCPt", CURL_LONG)
+        o = Opts(args, CURL_SHORT, CURL_LONG)
         return not (o.value("o", "--output") or o.has("O", "--remote-name", "--remote-name-all",
                                                       "--output-dir")) or \
             any(v in ("-", "/dev/stdout") for v in o.value("o", "--output"))
     if prog == "wget":
-        o = Opts(args, "OoaPeiUTtwQBlAR", WGET_LONG)
+        o = Opts(args, WGET_SHORT, WGET_LONG)
         return any(v in ("-", "/dev/stdout") for v in o.value("O", "--output-document"))
     if prog in ("iwr", "invoke-webrequest", "irm", "invoke-restmethod"):
         return not any(a.lower().startswith("-o") for a in args)
@@ -408,11 +408,11 @@ def downloads_to(prog: str, args: List[Word]) -> List[str]:
     urls = [a for a in args if "://" in a]
     base = [u.split("?")[0].rstrip("/").rsplit("/", 1)[-1] for u in urls]
     if prog == "curl":
-        o = Opts(args, "dDeEFHKmoQrTuUwxXyYzAbcCPt", CURL_LONG)
+        o = Opts(args, CURL_SHORT, CURL_LONG)
         return [v for v in o.value("o", "--output") if v != "-"] + (
             base if o.has("O", "--remote-name", "--remote-name-all") else [])
     if prog == "wget":
-        o = Opts(args, "OoaPeiUTtwQBlAR", WGET_LONG)
+        o = Opts(args, WGET_SHORT, WGET_LONG)
         named = [v for v in o.value("O", "--output-document") if v not in ("-", "/dev/stdout")]
         return named or ([] if o.value("O", "--output-document") else base)
     if prog in ("iwr", "invoke-webrequest", "irm", "invoke-restmethod"):
@@ -423,6 +423,8 @@ def downloads_to(prog: str, args: List[Word]) -> List[str]:
     return []
 
 
+CURL_SHORT = "dDeEFHKmoQrTuUwxXyYzAbcCPt"  # curl's options that take a value
+WGET_SHORT = "OoaPeiUTtwQBlAR"              # wget's
 CURL_LONG = {"--output", "--data", "--data-binary", "--data-raw", "--data-ascii",
               "--data-urlencode", "--form", "--form-string", "--upload-file", "--header", "--user",
               "--request", "--url", "--json", "--proxy", "--cert", "--key", "--cacert", "--config",
@@ -812,7 +814,7 @@ def _net(prog: str, args: List[Word], ctx: Flags, shown) -> None:
     if prog == "socat" and any(a.startswith(("exec:", "system:")) for a in low):
         ctx.flag("remote_exec", shown)
     if prog == "curl":
-        o = Opts(args, "dDeEFHKmoQrTuUwxXyYzAbcCPt", CURL_LONG)
+        o = Opts(args, CURL_SHORT, CURL_LONG)
         if o.has("k"):
             ctx.flag("safety_bypass", shown)
 
