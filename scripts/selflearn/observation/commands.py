@@ -174,3 +174,13 @@ def spellings(family: str) -> list:
     if len(said) == 2 and said[0] in RUNNERS_WITH_RUN:
         return [family, f"{said[0]} run {said[1]}"]
     return [family]
+
+
+def families_of(record: dict, command: str) -> list:
+    """The families a call can trigger: each segment's of a shell line (``pnpm lint`` and
+    ``pnpm run lint`` being one), else its family."""
+    if record.get("tool_kind") == "shell" and command:
+        found = [command_family(seg) for seg in segments(command)]
+        return list(dict.fromkeys(v for f in found if f for v in spellings(f)))
+    family = record.get("family") or record.get("tool") or ""
+    return [family] if family else []

@@ -212,12 +212,10 @@ def triggered(record: dict, store_dir: str) -> bool:
         table = fs.read(fd, 256 * 1024)
     finally:
         fs.close(fd)
-    from .commands import command_family, segments, spellings
+    from .commands import families_of  # what surfacing.jit matches the table with
     command = record.get("_command") or str(record.get("args") or "")
-    found = [command_family(seg) for seg in segments(command)] if command else []
-    found.append(str(record.get("family") or record.get("tool") or ""))
     return any(b'{"family": ' + fastjson.dumps(name).encode("utf-8", "replace") + b"," in table
-               for family in filter(None, found) for name in spellings(family))
+               for name in families_of(record, command))
 
 
 def log_error(store_dir: str, opts: dict, exc: BaseException) -> None:

@@ -20,7 +20,7 @@ small file: this module is on the hook path and imports only ``fastjson``, ``pos
 ``store`` and ``shown`` (no ``re``, ``typing``, ``os``).
 """
 
-from ..observation.commands import command_family, folder, segments, spellings, words
+from ..observation.commands import families_of, folder, words
 from ..storage import fastjson, store
 from ..storage import posixfs as fs
 from . import shown
@@ -37,16 +37,6 @@ ERROR_SHARE = 0.5         # share of a trigger's error words a failure must cont
 SHAPES = {("claude", "pre_tool"): "PreToolUse", ("claude", "tool_failure"): "PostToolUseFailure",
           ("codex", "pre_tool"): "PreToolUse", ("codex", "tool_failure"): "PostToolUse",
           ("gemini", "tool_failure"): "AfterTool"}
-
-
-def families_of(record: dict, command: str) -> list:
-    """The families a call can trigger: each segment's of a shell line (``pnpm lint`` and
-    ``pnpm run lint`` being one), else its family."""
-    if record.get("tool_kind") == "shell" and command:
-        found = [command_family(seg) for seg in segments(command)]
-        return list(dict.fromkeys(v for f in found if f for v in spellings(f)))
-    family = record.get("family") or record.get("tool") or ""
-    return [family] if family else []
 
 
 def matches(entry: dict, event: str, said: set, where: str, error_words: set) -> bool:
