@@ -12,7 +12,7 @@ Must not import cli or surfacing.
 from ..observation.commands import command_family, folder, segments, words
 from ..storage import fastjson
 from ..storage import posixfs as fs
-from .mine_base import ignored, test_verdict
+from .mine_base import ignored, missing, test_verdict
 
 WINDOW = 20                # tool events after a failure searched for the call that worked
 MAX_STEPS = 4              # steps between a failure and its recovery kept as evidence
@@ -71,16 +71,11 @@ def _same_job(failed: dict, other: dict) -> bool:
         return True
     said = _said(failed)
     shared = said & _said(other)
-    if len(shared) >= 2 or (shared and _missing(failed)):
+    if len(shared) >= 2 or (shared and missing(failed)):
         return True  # (another program on the same target stands in for a missing one)
     theirs = _targets(other)
     return any(t == p or t.startswith(p + "/") or p.startswith(t + "/")
                for p in _targets(failed) for t in theirs)
-
-
-def _missing(obs: dict) -> bool:
-    """The shell could not find the program."""
-    return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
 
 
 def _otherwise(failed: dict, later: dict) -> bool:

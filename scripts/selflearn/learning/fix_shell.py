@@ -241,11 +241,6 @@ def relative_miss(obs: dict, line: str) -> bool:
                for w in words)
 
 
-def missing(obs: dict) -> bool:
-    """The shell could not find the program (exit 127, ``command not found``)."""
-    return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
-
-
 def replaced(obs: dict, line: str) -> str:
     """The program that answered instead of the one run (an alias or wrapper: ``tree`` run,
     ``lsd: 3: No such file or directory``), else ''. It must be no word of the command, and

@@ -104,6 +104,11 @@ def test_verdict(line: str) -> bool:
     return any(v in low for v in TEST_VERDICTS)
 
 
+def missing(obs: dict) -> bool:
+    """The shell could not find the program (exit 127, ``command not found``)."""
+    return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
+
+
 def ignored(obs: dict) -> bool:
     """Interrupted, refused or protocol failures: kept in the log, never a failure lesson (a
     refusal is the denials miner's, which would otherwise make a second card of it)."""

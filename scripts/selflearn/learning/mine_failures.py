@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..observation import causes, commands
 from . import callshape, fingerprint, fix_edits, fix_shell as sh
-from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, test_verdict
+from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, missing, test_verdict
 from ..storage.screen import fence
 
 KIND = "failures"
@@ -306,7 +306,7 @@ def miner(agg: dict, setup: Setup) -> Run:
             "fp": fp, "failed": cut(sh.private(args, setup.repo_root), CUT_ARGS),
             "flat": sh.flat(args), "fam": obs["family"], "left": FIX_WINDOW,
             "hints": [sh.flat(h) for h in str(obs.get("hint") or "").splitlines() if h.strip()],
-            "steps": [], "program": "missing" if sh.missing(obs) else sh.replaced(obs, raw),
+            "steps": [], "program": "missing" if missing(obs) else sh.replaced(obs, raw),
             "after_cd": sh.after_cd(obs), "named": named, "names": names,
             "paths": [w.strip("'\"`:,;()") for w in raw.split() if "/" in w],
             "suggested": suggested if named else [],
