@@ -23,9 +23,13 @@ LOOKING = ("ls", "tree", "cat", "head", "tail", "grep", "rg", "find", "pwd", "ec
 
 def session(store_dir: str, session_id: str) -> list:
     """This session's observations among the last ``TAIL`` bytes of the log, in order."""
+    return _of_session(fs.tail(fs.join(store_dir, "observations.jsonl"), TAIL), session_id)
+
+
+def _of_session(data: bytes, session_id: str) -> list:
     needle = b'"session_id": ' + fastjson.dumps(session_id).encode("utf-8")
     out = []
-    for raw in fs.tail(fs.join(store_dir, "observations.jsonl"), TAIL).split(b"\n"):
+    for raw in data.split(b"\n"):
         if needle not in raw:
             continue
         try:
@@ -137,15 +141,7 @@ def by_id(store_dir: str, episode: str):
     """The episode whose failed call's observation has id ``episode``, from the log's tail;
     None when it is not there (compacted, or not an episode)."""
     needle = b'"id": ' + fastjson.dumps(episode).encode("utf-8")
-    try:
-        fd = fs.open_fd(fs.join(store_dir, "observations.jsonl"), fs.O_RDONLY | fs.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        size = fs.fstat(fd).st_size
-        data = fs.pread(fd, min(size, TAIL), max(0, size - TAIL))
-    finally:
-        fs.close(fd)
+    data = fs.tail(fs.join(store_dir, "observations.jsonl"), TAIL)
     at = data.find(needle)
     if at < 0:
         return None
@@ -157,7 +153,7 @@ def by_id(store_dir: str, episode: str):
     sid = failed.get("session_id") if isinstance(failed, dict) else None
     if not isinstance(sid, str):
         return None
-    return next((e for e in find(session(store_dir, sid)) if e["id"] == episode), None)
+    return next((e for e in find(_of_session(data, sid)) if e["id"] == episode), None)
 
 
 def call(episode: dict, repo_root: str) -> dict:
