@@ -37,19 +37,18 @@ def _off(repo_root: str) -> bool:
     return isinstance(advice, dict) and advice.get("ask") is False
 
 
-def _asked(store_dir: str, session_id: str) -> bool:
-    """Whether this session was already asked (its ``ask`` line in surfacings.jsonl)."""
-    data = shown.recent(fs.join(store_dir, shown.FILE))
+def _asked(seen: bytes, session_id: str) -> bool:
+    """Whether this session was already asked (its ``ask`` line in the surfacing log's tail)."""
     needle = fastjson.dumps(session_id).encode("utf-8")
-    return any(needle in line and b'"event": "ask"' in line for line in data.split(b"\n"))
+    return any(needle in line and b'"event": "ask"' in line for line in seen.split(b"\n"))
 
 
-def _recorded(store_dir: str, episode: dict) -> bool:
-    """A card names the episode, or the agent recorded one since the failure."""
-    data = fs.tail(fs.join(store_dir, "aha_cards.jsonl"), CARDS_TAIL)
-    if fastjson.dumps(episode["id"]).encode("utf-8") in data:
+def _recorded(cards: bytes, episode: dict) -> bool:
+    """A card names the episode, or the agent recorded one since the failure (``cards``: the
+    tail of aha_cards.jsonl)."""
+    if fastjson.dumps(episode["id"]).encode("utf-8") in cards:
         return True
-    for line in data.split(b"\n"):
+    for line in cards.split(b"\n"):
         if b'"origin": "agent"' in line and b'"ts": "' in line:
             stamp = line.split(b'"ts": "', 1)[1][:20].decode("ascii", "replace")
             if stamp >= episode["ts"]:
@@ -106,13 +105,15 @@ def at_stop(record: dict, repo_root: str, store_dir: str) -> str:
     """What the hook prints at the end of a turn ("" when there is nothing to ask)."""
     shape = SHAPES.get(record.get("agent", ""))
     session = str(record.get("session_id") or "")
-    if shape is None or not session or record.get("stop_hook_active") or _off(repo_root) \
-            or _asked(store_dir, session):
+    if shape is None or not session or record.get("stop_hook_active") or _off(repo_root):
+        return ""
+    seen = shown.recent(fs.join(store_dir, shown.FILE))
+    if _asked(seen, session):
         return ""
     table = jit.table(store_dir)
-    seen = shown.recent(fs.join(store_dir, shown.FILE))
+    cards = fs.tail(fs.join(store_dir, "aha_cards.jsonl"), CARDS_TAIL)
     found = [e for e in episodes.find(episodes.session(store_dir, session))
-             if not covered(e, table, seen) and not _recorded(store_dir, e)]
+             if not covered(e, table, seen) and not _recorded(cards, e)]
     if not found:
         return ""
     message = text(found[:MAX_EPISODES], _script(repo_root))
