@@ -31,6 +31,7 @@ CONFIG_FILES = ("package.json", "tsconfig.json", "pyproject.toml", "setup.cfg", 
 CONFIG_DIRS = ("config/", ".github/", ".cargo/", ".vscode/")
 PRELUDE = ("cd", "pushd", "popd", "export", "source", ".", "set", "unset")
 MOVES = ("cd", "pushd", "popd")  # a prelude that only moves: looking around elsewhere
+SETS_ENVIRONMENT = tuple(p for p in PRELUDE if p not in MOVES)  # export, source, set, …
 # Inline programs (``python3 -c '…'``): they look around, unless they work on a file the
 # failed command was about (a compose file checked with Python's yaml module).
 INLINE = ("python -c", "node -e", "ruby -e", "perl -e")  # (python3 -c, python3.12 -c too)
@@ -295,7 +296,7 @@ def provides(args: str, fam: str) -> bool:
     the environment (``export PATH=…``) or installs something (``gcc --version`` cannot)."""
     program = fam.split()[0]
     return program in _words(flat(args)) or any(
-        seg.split()[0] in ("export", "source", ".", "set", "unset")
+        seg.split()[0] in SETS_ENVIRONMENT
         or any(w in INSTALLS for w in family_of(seg).split()[1:]) for seg in segments(args))
 
 
