@@ -110,14 +110,13 @@ def miner(agg: dict, setup: Setup) -> Run:
     agg["config"] = config_digest(setup.config.get(KEY))
     clusters = Clusters(agg, MAX_CLUSTERS, MIN_SESSIONS)
     said: Dict[str, dict] = agg.setdefault("said", {})  # session -> a refusal waiting
-    waiting = {sid.encode("utf-8") for sid in said}  # as they appear in a line
     firsts = {f.split()[0].encode("utf-8") for members, _ in table for f in members}
 
     def wants(raw: bytes) -> bool:
         call = b"tool_success" in raw or b"tool_failure" in raw or b"permission_denied" in raw
-        if waiting and (call or b'"prompt"' in raw):
+        if said and (call or b'"prompt"' in raw):
             sid = session_of(raw)
-            if sid is None or sid in waiting:
+            if sid is None or sid.decode("utf-8", "replace") in said:
                 return True  # a session waiting for the words or the program the user named
         return call and b"shell" in raw and (any(p in raw for p in firsts) or (
             b"tool_failure" in raw and b"user" in raw) or b"permission_denied" in raw)
@@ -130,12 +129,12 @@ def miner(agg: dict, setup: Setup) -> Run:
         if obs.get("tool_kind") != "shell" or event not in (
                 "tool_success", "tool_failure", "permission_denied"):
             return
-        if refusal(obs) in ("rejected", "denied"):
+        how = refusal(obs)
+        if how in ("rejected", "denied"):
             _refused(sid, obs)
         found = job_of(obs, table)
         if found is None:
             return
-        how = refusal(obs)
         if event == "tool_failure" and not how and ignored(obs):
             return
         group, job, variant = found
@@ -152,17 +151,12 @@ def miner(agg: dict, setup: Setup) -> Run:
     def _refused(sid: str, obs: dict) -> None:
         """Wait for the user's words and the program they name, after a refused shell call."""
         said.pop(sid, None)
-        waiting.add(sid.encode("utf-8"))
         said[sid] = {"args": cut(obs.get("args"), CUT_ARGS), "family": str(obs.get("family") or ""),
                      "job": list(job_of(obs, table) or ()), "left": SAID_WINDOW,
                      "words": cut(user_words(obs), CUT_ERROR),
                      "seen": [obs.get("id", "?"), sid, obs.get("ts", "?")]}
         while len(said) > MAX_SAID_SESSIONS:
-            _done(next(iter(said)))
-
-    def _done(sid: str) -> None:
-        del said[sid]
-        waiting.discard(sid.encode("utf-8"))
+            del said[next(iter(said))]
 
     def _heard(sid: str, obs: dict) -> None:
         """The user's next prompt gives the words; a call of the program they named doing
@@ -188,9 +182,9 @@ def miner(agg: dict, setup: Setup) -> Run:
                 "use": use, "words": wait["words"], "refused": wait["args"],
                 "example": cut(obs.get("args"), CUT_ARGS), "asked": wait["seen"]})
             c["use"] = use
-            _done(sid)
+            del said[sid]
         elif wait["left"] <= 0:
-            _done(sid)
+            del said[sid]
 
     def lessons() -> List[dict]:
         touched = {(clusters.items[d]["group"], clusters.items[d]["job"])
