@@ -435,6 +435,12 @@ def _cut(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
 
+def _found(category: str, matched: str, label: str = "") -> Finding:
+    """A finding quoting what matched (cut), with its category's reason."""
+    cut = _cut(matched)
+    return Finding(category, f"{REASONS[category]}: {label}\u201c{cut}\u201d", cut)
+
+
 def _phrase_findings(text: str) -> List[Finding]:
     out = []
     variants = _variants(text)
@@ -442,22 +448,18 @@ def _phrase_findings(text: str) -> List[Finding]:
         for category, pattern in PHRASES:
             m = pattern.search(variant)
             if m:
-                out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}\u201d",
-                                   _cut(m.group(0))))
+                out.append(_found(category, m.group(0)))
     native = _native(text)
     for category, pattern in FOREIGN:
         m = pattern.search(native)
         if m:
-            out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}"
-                               "\u201d", _cut(m.group(0))))
+            out.append(_found(category, m.group(0)))
     m = _VOCATIVE.search(_plain(text))
     if m:
-        out.append(Finding("addressed_to_ai", f"{REASONS['addressed_to_ai']}: "
-                           f"\u201c{_cut(m.group(0))}\u201d", _cut(m.group(0))))
+        out.append(_found("addressed_to_ai", m.group(0)))
     m = _role_tag(_HIDDEN_RE.sub("", skeleton(text)))
     if m:
-        out.append(Finding("override", f"{REASONS['override']}: role tag "
-                           f"\u201c{_cut(m.group(0))}\u201d", _cut(m.group(0))))
+        out.append(_found("override", m.group(0), "role tag "))
     return out
 
 
@@ -509,8 +511,7 @@ def _command_findings(text: str) -> List[Finding]:
         for category, excerpt in effects.findings(variant):
             if category not in seen:
                 seen.add(category)
-                out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(excerpt)}\u201d",
-                                   _cut(excerpt)))
+                out.append(_found(category, excerpt))
         if out:
             break
     low = _plain(text)
@@ -518,8 +519,7 @@ def _command_findings(text: str) -> List[Finding]:
         m = pattern.search(low)
         if m and category not in seen:
             seen.add(category)
-            out.append(Finding(category, f"{REASONS[category]}: \u201c{_cut(m.group(0))}\u201d",
-                               _cut(m.group(0))))
+            out.append(_found(category, m.group(0)))
     return out
 
 
