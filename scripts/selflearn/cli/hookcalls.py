@@ -49,6 +49,7 @@ def start_learning(repo_root: str, store_dir: str, why: str) -> None:
 
 
 def hook(argv: list) -> int:
-    """The ``hook`` command with both callables (the entry point and ``cli.parser`` use it)."""
+    """The ``hook`` command with both callables, for ``cli.parser`` (the entry point loads
+    them itself, only for the events that need them)."""
     from ..observation.hook import main
     return main(argv, inject, learn)

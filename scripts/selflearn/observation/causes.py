@@ -3,7 +3,7 @@
 Owns: ``cause_line`` (the line of a whole output, head and tail, that names the error, aware
 of common runners: jest/vitest, pytest, cargo/rustc, tsc, go, mix, make/gcc, npm, git, shell),
 ``hints`` (fixes the output itself suggests: git ``hint:`` lines, "did you mean", "run X to",
-"to update it: X"), ``location`` (the file a compiler names on the line after its message),
+"to update it: X"), ``rule_code`` (a linter's or compiler's code on the cause line),
 ``failing_segment`` (the part of a compound command the error names) and
 the tests ``hidden_success`` and ``riskier`` used to judge a fix.
 Invariant: plain string methods only, no imports at all; this module is loaded on the hook
