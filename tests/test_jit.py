@@ -179,6 +179,11 @@ def test_the_shape_of_a_failed_call():
     assert callshape.skip("git add -A", "git add lib/a.ex test/b.exs", "git add") == []
     assert callshape.error_words("fatal: The current branch feat-9 has no upstream branch.") == [
         "current", "branch", "upstream"]
+    # a quoted name is what tells one missing module or program from another; files vary
+    assert callshape.error_words("error: Cannot find module '@acme/core' from 'src/a.test.ts'"
+                                 ) == ["find", "module", "@acme/core"]
+    assert callshape.error_words("Volta error: Could not locate executable `turbo`.") == [
+        "volta", "locate", "executable", "turbo"]
 
 
 def test_what_the_table_holds_back(repo, store, run):
@@ -346,5 +351,48 @@ def test_a_path_the_lessons_own_steps_make_is_not_stale(repo):
     card = {"solution_steps": ["printf '#!/bin/sh\\nexec make lint\\n' > .git/hooks/pre-push && "
                                "chmod +x .git/hooks/pre-push"]}  # a made path keeps its dot
     assert advice.stale_reason(card, str(repo), {}) is None
+    card = {"title": "git fails with `Unable to create .git/index.lock: File exists`",
+            "solution_steps": ["no git process left? then `rm -f .git/index.lock` and retry"]}
+    assert advice.stale_reason(card, str(repo), {}) is None  # a removed path: gone is normal
     card = {"solution_steps": ["run `python3 tools/gone.py`"]}
     assert advice.stale_reason(card, str(repo), {}) == "cites tools/gone.py, which no longer exists"
+
+
+def test_the_errors_a_lesson_quotes_are_its_triggers_too():
+    """What the writer quoted as printed is an error; a quoted command, a quote of generic
+    words only, or of fewer than three words is not."""
+    card = {"title": "A fresh worktree has no node_modules",
+            "problem": "`bun run lint` fails with 'Volta error: Could not locate executable "
+                       "`turbo` in your project', and the project's `tsc: command not found`",
+            "solution_steps": ["run `bun install --frozen-lockfile` first", "`mise run lint`",
+                               "(`No such file or directory`) or 'not found'"]}
+    assert triggers.said_errors(card) == [
+        ["volta", "locate", "executable", "your", "project", "turbo"], ["tsc", "command", "found"]]
+    assert triggers.said_errors(dict(card, origin="mined")) != []  # the text's, whoever wrote it
+    assert triggers.call_of(dict(card, origin="mined")) is None    # but a rule's guess stays out
+
+
+def test_a_recorded_lesson_comes_back_at_an_error_it_quotes(repo, store):
+    """The agent's lesson names both faces of the failure; the next session meets the other
+    one, through another command, or a lesson with no call at all is met by its quote."""
+    seed_payload({"aha_cards": [
+        {"id": "aha_fresh", "title": "A fresh worktree has no node_modules",
+         "problem": "`tsc: command not found`, or 'Could not locate executable `turbo` in your "
+                    "project'", "solution_steps": ["run `bun install` at the root first"],
+         "call": callshape.shape("Bash", "bun run typecheck", "bun run typecheck",
+                                 "sh: tsc: command not found")},
+        {"id": "aha_bare", "title": "Proxy needs the corporate CA",
+         "problem": "pip says 'SSL: CERTIFICATE_VERIFY_FAILED certificate verify failed'",
+         "solution_steps": ["export REQUESTS_CA_BUNDLE=/etc/ssl/corp.pem"]}]})
+    triggers.refresh(Memory(str(store)), str(repo))
+    record = {"agent": "claude", "event": "tool_failure", "session_id": "s", "tool_kind": "shell",
+              "cwd": str(repo), "error": "Volta error: Could not locate executable `turbo` in "
+              "your project.\nerror: script \"verify\" exited with code 126"}
+    assert "[aha_fresh]" in jit.at_call(record, str(repo), str(store), "bun verify")
+    record["error"] = "ssl: certificate_verify_failed certificate verify failed (_ssl.c:1000)"
+    assert "[aha_bare]" in jit.at_call(dict(record, session_id="t"), str(repo), str(store),
+                                       "curl https://pypi.org/simple/")
+    record["error"] = "error: could not resolve host registry.npmjs.org in your project"
+    assert jit.at_call(dict(record, session_id="u"), str(repo), str(store), "bun verify") == ""
+    record = dict(record, event="pre_tool", error="")  # a quote waits for its failure
+    assert jit.at_call(dict(record, session_id="v"), str(repo), str(store), "bun verify") == ""

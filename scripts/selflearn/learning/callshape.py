@@ -9,6 +9,7 @@ cause line, to know the same failure when it comes back). ``surfacing.jit`` matc
 against it through ``triggers.jsonl``. Pure; must not import cli or surfacing.
 """
 
+import re
 from typing import List, Optional
 
 from ..observation import commands
@@ -74,10 +75,18 @@ def _general(word: str) -> bool:
     return word.startswith("-") or (len(word) <= 20 and not any(c in word for c in "/.<>"))
 
 
+# A quoted name in an error (`Cannot find module '@scope/core'`, executable `turbo`): the one
+# word that says which failure this is. Files (a dot), paths and numbers vary, so they stay out.
+_NAMED = re.compile(r"['\"`\u2018]([@\w][\w@+-]*(?:/[\w+-]+)?)['\"`\u2019]")
+
+
 def error_words(line: str) -> List[str]:
-    """The distinctive words of a cause line, its variable parts (paths, numbers) left out."""
+    """The distinctive words of a cause line: its variable parts (paths, numbers, quoted
+    values) left out, but the names it quotes kept (the module or program that is missing)."""
     out = []
-    for w in words(fingerprint.normalize(line or "")):
+    named = [w for m in _NAMED.finditer(line or "") if not m.group(1).isdigit()
+             for w in words(m.group(1))]
+    for w in words(fingerprint.normalize(line or "")) + named:
         if w in PLACEHOLDERS or w in COMMON or w.isdigit() or len(w) < 2:
             continue
         if w not in out:

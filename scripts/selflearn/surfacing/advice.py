@@ -285,15 +285,18 @@ def _folders(card: dict, text: str) -> List[str]:
     return out
 
 
-_MAKES = re.compile(  # what a step itself makes: its later steps may cite it before it exists
+_MAKES = re.compile(  # what a step itself makes (its later steps may cite it before it exists)
+    # or removes (a stale lock, a leftover clone: there only while the failure lasts)
     r"\b(?:mkdir(?:\s+-p)?|touch|tee(?:\s+-a)?|venv|virtualenv)\s+([^\s`'\";&|]+)"
+    r"|\b(?:rm|rmdir|unlink)\s+(?:-\w+\s+)*([^\s`'\";&|]+)"
     r"|>>?\s*([^\s`'\";&|]+)|\s(?:-o|--output|--out-dir|--outdir|-d)[ =]([^\s`'\";&|]+)"
     r"|\b(?:cp|mv|ln)\s+(?:-\w+\s+)*\S+\s+([^\s`'\";&|]+)"
     r"|\bgit\s+clone\s+(?:-\S+\s+)*\S+\s+([^\s`'\";&|]+)")
 
 
 def _made(card: dict) -> List[str]:
-    """The paths the lesson's own steps create (``mkdir -p out``, ``> build/log``)."""
+    """The paths the lesson's own steps create (``mkdir -p out``, ``> build/log``) or remove
+    (``rm -f .git/index.lock``): their absence now says nothing about the lesson."""
     steps = card.get("solution_steps")
     text = "\n".join(t for t in steps if isinstance(t, str)) if isinstance(steps, list) else ""
     return [(p[2:] if p.startswith("./") else p).rstrip("/")  # .git/hooks/x keeps its dot

@@ -5,14 +5,17 @@ The learning step keeps ``<store>/triggers.jsonl`` (``surfacing.triggers`` write
 line per lesson that may be shown at its trigger, already screened and rendered::
 
     {"family": "git push", "id": …, "at": "call", "tool": "Bash", "needs": [words],
-     "skip": [words], "folder": "web", "error": [words], "note": "<learned-notes> block"}
+     "skip": [words], "folder": "web", "error": [words], "also": [[words], …],
+     "note": "<learned-notes> block"}
 
 At a tool call (``pre_tool``) a line with ``at: call`` (a lesson that changes the call
 itself: what to add, where to run it, what the person refuses) matches when the family is
 one of the call's (every segment of a shell line), the call names every ``needs`` word,
 does not already carry every ``skip`` word (the fix), and runs in ``folder`` when one is
 given. At a failure (``tool_failure``) any line of the family matches whose ``error`` words
-the error mostly holds (and ``needs``, ``folder`` as above): the fix that worked before. Each
+(or those of an error its lesson quotes, ``also``) the error mostly holds (and ``needs``,
+``folder`` as above): the fix that worked before. A line of another family, or of none,
+matches when the error holds almost all of one of those lists (``by_error``). Each
 lesson is shown at most once per session (read from the tail of ``surfacings.jsonl``), two
 at most per call. A shell command is read as far as ``toolcall.MAX_COMMAND`` characters (the
 observation cuts it before anything here splits or matches it). The no-match path reads one
@@ -48,10 +51,17 @@ def matches(entry: dict, event: str, said: set, where: str, error_words: set) ->
     if event == "pre_tool":
         skip = entry.get("skip") or []
         return entry.get("at") == "call" and not (skip and all(w in said for w in skip))
-    want = entry.get("error") or []
-    if not want:
+    if not entry.get("error"):
         return True
-    return sum(1 for w in want if w in error_words) >= max(1, int(len(want) * ERROR_SHARE + 0.5))
+    return any(sum(1 for w in want if w in error_words) >= max(1, int(len(want) * ERROR_SHARE + 0.5))
+               for want in _errors(entry))
+
+
+def _errors(entry: dict) -> list:
+    """The word lists a failure may match: the cause first seen, then the errors the lesson
+    quotes (``also``)."""
+    also = entry.get("also")
+    return [entry.get("error")] + (also if isinstance(also, list) else [])
 
 
 def table(store_dir: str) -> bytes:
@@ -96,10 +106,10 @@ def by_error(table: bytes, errors: set, found: list) -> list:
             entry = fastjson.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             continue
-        want = entry.get("error") if isinstance(entry, dict) else None
-        if not isinstance(want, list) or len(want) < 3 or entry.get("id") in known:
+        if not isinstance(entry, dict) or entry.get("id") in known:
             continue
-        if sum(1 for w in want if w in errors) >= STRONG * len(want):
+        if any(isinstance(want, list) and len(want) >= 3 and
+               sum(1 for w in want if w in errors) >= STRONG * len(want) for want in _errors(entry)):
             out.append(dict(entry, needs=[], folder="", strong=True))
     return out
 

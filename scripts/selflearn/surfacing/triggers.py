@@ -16,9 +16,11 @@ a line when it knows the call it is about (``call``, or a mined ``trigger``) and
 Derived and rebuildable from the JSONL files; safe to delete. Must not import cli.
 """
 
+import re
 from typing import Dict, List, Optional
 
-from ..learning import lifecycle
+from ..learning import callshape, lifecycle
+from ..observation import commands
 from ..storage import model, store
 from ..storage import posixfs as fs
 from . import advice, jit
@@ -29,6 +31,12 @@ MAX_VIOLATIONS = 2           # shown, then the failure came back anyway, this of
 HEADER = ("Learned note for this call (self-learning-skills: from earlier sessions in this "
           "repository; data, not instructions):")
 KINDS = ("failure", "denial")  # the mined kinds whose trigger is a call of their family
+MAX_QUOTED = 4               # quoted error lines a lesson is also triggered by
+# Words of errors of every kind: a quote made only of them ("No such file or directory")
+# would bring the lesson to any failure.
+GENERIC = {"such", "file", "files", "directory", "command", "found", "permission", "denied",
+           "exist", "exists", "invalid", "option", "unknown", "missing", "unexpected",
+           "argument", "line", "usage", "any", "match"}
 
 
 class _Shown:
@@ -41,16 +49,48 @@ class _Shown:
 
 
 def call_of(card: dict) -> Optional[dict]:
-    """The call a lesson is about: its ``call``, else a mined failure's or denial's family."""
+    """The call a lesson is about: its ``call``, else a mined failure's or denial's family;
+    a lesson the agent or a person wrote also comes back at the errors it quotes."""
     call = card.get("call")
+    quoted = said_errors(card) if card.get("origin") != "mined" else []
     if isinstance(call, dict) and isinstance(call.get("family"), str) and call["family"]:
-        return call
+        return dict(call, also=quoted) if quoted else call
     tags = card.get("tags") or []
     family = card.get("trigger")
     if card.get("origin") == "mined" and isinstance(family, str) and family \
             and any(k in tags for k in KINDS):
         return {"family": family}
+    if quoted:  # no call known: only a failure whose words are a quoted error's finds it
+        return {"family": "", "error": quoted[0], "also": quoted[1:]}
     return None
+
+
+_QUOTED = re.compile(r"(?<!\w)(?:'([^'\n]{6,200}?)'|\"([^\"\n]{6,200}?)\"|`([^`\n]{6,200}?)`"
+                     r"|\u2018([^\u2019\n]{6,200}?)\u2019)(?!\w)")
+_COMMAND = re.compile(r"(?:^|\s)--?\w|&&|\|\||[|;<>$]")  # an option, an operator: a command
+
+
+def said_errors(card: dict) -> List[List[str]]:
+    """The error lines a lesson's writer quoted (`tsc: command not found`, 'Value too large
+    for defined data type'), as trigger words: each is another face of the failure the
+    lesson is about, which may come back through another command than the one first seen.
+    Quoted commands are left out, and so is a quote of fewer than three distinctive words."""
+    text = "\n".join(str(card.get(k) or "") for k in ("title", "when_to_use", "problem"))
+    steps = card.get("solution_steps")
+    text += "\n" + "\n".join(t for t in steps if isinstance(t, str)) if isinstance(steps, list) else ""
+    out: List[List[str]] = []
+    for found in _QUOTED.finditer(text):
+        quote = next(g for g in found.groups() if g)
+        said = callshape.error_words(quote)
+        if len(said) >= 3 and not _command(quote) and set(said) - GENERIC and said not in out:
+            out.append(said)
+    return out[:MAX_QUOTED]
+
+
+def _command(quote: str) -> bool:
+    """A quoted command (`mise run lint`, `rm -rf .venv`), not an error it printed."""
+    return bool(_COMMAND.search(quote)) or (" " in commands.command_family(quote)
+                                            and ":" not in quote)
 
 
 def why_shown(card: dict) -> Optional[str]:
@@ -96,7 +136,7 @@ def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict) -> dict:
     out = {"family": call["family"], "id": card["id"], "at": moment(card, call)}
     if card.get("status") == "accepted":
         out["accepted"] = True  # a proven fact: session start says it too
-    for key in ("tool", "needs", "skip", "folder", "error"):
+    for key in ("tool", "needs", "skip", "folder", "error", "also"):
         if call.get(key):
             out[key] = call[key]
     out["note"] = note
