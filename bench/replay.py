@@ -257,10 +257,20 @@ def asked(root: str, session: str) -> List[dict]:
     return [obs[i] for i in ids if i in obs]
 
 
+def _card(g: dict) -> dict:
+    """The gold lesson as an agent records it (SKILL.md): a title naming the symptom, the
+    lesson as when and why, and as steps the sentences that carry its fix (all of it when
+    the lesson names no fix)."""
+    sentences = re.split(r"(?<=[.;:])\s+", g["lesson"])
+    fix = [t for t in sentences if g.get("needs") and re.search(g["needs"], t)]
+    return {"title": g["lesson"].split(": ")[0][:120], "when_to_use": g["lesson"],
+            "problem": g["lesson"], "solution_steps": fix or [g["lesson"]]}
+
+
 def answer(root: str, offered: List[dict], gold: List[dict], ts: str) -> List[str]:
     """A scripted agent's answer to the question: for each named episode that states a gold
     lesson (its failed call and cause match it), that lesson recorded in its words with the
-    episode's id; nothing for the others. Returns the gold ids recorded."""
+    episode's id (``_card``); nothing for the others. Returns the gold ids recorded."""
     cards, said = [], []
     for obs in offered:
         text = " ".join(f"{obs.get('args', '')} {obs.get('error', '')}".split())
@@ -268,8 +278,7 @@ def answer(root: str, offered: List[dict], gold: List[dict], ts: str) -> List[st
         if g is None or g["id"] in said:
             continue
         said.append(g["id"])
-        cards.append({"title": g["lesson"].split(": ")[0][:120], "when_to_use": g["lesson"],
-                      "solution_steps": [g["lesson"]], "episode": obs["id"]})
+        cards.append(dict(_card(g), episode=obs["id"]))
     if cards:
         setenv("SELF_LEARNING_NOW", ts[:19] + "Z")
         _run(["record"], json.dumps({"aha_cards": cards}))
