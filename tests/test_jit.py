@@ -299,6 +299,33 @@ def test_a_failure_reached_through_another_command_still_gets_its_lesson(repo, s
     assert jit.at_call(record, str(repo), str(store), "python3 -m pip install x") == ""
 
 
+def test_the_same_failure_on_another_file_still_gets_its_lesson(repo, store):
+    """``needs`` narrows a call before it runs; once it failed, an error that is almost all
+    the lesson's own says it applies, whichever test file or folder the call named."""
+    seed_payload({"aha_cards": [{
+        "id": "aha_built", "title": "Workspace packages are imported from their dist/",
+        "solution_steps": ["`bun run build` first, or test through `bun run test`"],
+        "call": callshape.shape("Bash", "bun test", "bun test packages/a/src/x.test.ts",
+                                "error: Cannot find module '@acme/core' from "
+                                "'/w/packages/a/src/x.test.ts'")}]})
+    triggers.refresh(Memory(str(store)), str(repo))
+    record = {"agent": "claude", "event": "tool_failure", "session_id": "s", "tool_kind": "shell",
+              "cwd": str(repo), "error": "error: Cannot find module '@acme/core' from "
+              "'/w/packages/b/src/y.test.ts'"}
+    assert "[aha_built]" in jit.at_call(record, str(repo), str(store), "bun test packages/b")
+    record["error"] = "error: Cannot find module '@acme/ui' from '/w/packages/b/src/y.test.ts'"
+    assert jit.at_call(dict(record, session_id="t"), str(repo), str(store),
+                       "bun test packages/b") == ""
+
+    seed_payload({"aha_cards": [{  # an error made of the call's and every error's words
+        "id": "aha_ls", "title": "The web app is apps/web", "solution_steps": ["ls apps/web"],
+        "call": callshape.shape("Bash", "ls", "ls web/src", "ls: web/src: No such file or "
+                                "directory", "crates/tauri", "ls apps/web")}]})
+    triggers.refresh(Memory(str(store)), str(repo))
+    record["error"] = "ls: docs/x.md: No such file or directory"
+    assert jit.at_call(dict(record, session_id="u"), str(repo), str(store), "ls docs/x.md") == ""
+
+
 def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):
     card = {"solution_steps": ["`python3 -m venv .venv` then `source .venv/bin/activate`"]}
     assert advice.stale_reason(card, str(repo), {}) is None

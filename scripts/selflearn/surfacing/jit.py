@@ -35,6 +35,11 @@ PER_CALL = 2              # lessons shown at one call
 STRONG = 0.8              # share of a trigger's error words that shows it at a failure of
                           # any family (the error says it all: pip3, pip, python -m pip)
 ERROR_SHARE = 0.5         # share of a trigger's error words a failure must contain
+# Words of errors of every kind: made only of them (and the call's own words), an error says
+# nothing about which failure it is ("ls: x: No such file or directory").
+GENERIC = {"such", "file", "files", "directory", "command", "found", "permission", "denied",
+           "exist", "exists", "invalid", "option", "unknown", "missing", "unexpected",
+           "argument", "line", "usage", "any", "match"}
 # (agent, event) -> the hookSpecificOutput event name that carries additionalContext there;
 # missing: that agent shows nothing of that hook to the model (references/SURFACING.md).
 SHAPES = {("claude", "pre_tool"): "PreToolUse", ("claude", "tool_failure"): "PostToolUseFailure",
@@ -95,9 +100,11 @@ def candidates(table: bytes, families: list) -> list:
     return out
 
 
-def by_error(table: bytes, errors: set, found: list) -> list:
-    """Lines of other families whose error words the failure holds almost all of: the same
-    failure reached through another command. They need no family, ``needs`` or folder."""
+def by_error(table: bytes, errors: set, found: list, said: set) -> list:
+    """Lines not in ``found`` whose error words the failure holds almost all of: the same
+    failure reached through another command, or on another file or folder than the one
+    first seen. They need no family, ``needs`` or folder, but a word that is neither one
+    every error has nor one of the call (``ls``'s own "No such file or directory")."""
     out, known = [], {e["id"] for e in found}
     for line in table.split(b"\n"):
         if b'"error": [' not in line:
@@ -108,7 +115,7 @@ def by_error(table: bytes, errors: set, found: list) -> list:
             continue
         if not isinstance(entry, dict) or entry.get("id") in known:
             continue
-        if any(isinstance(want, list) and len(want) >= 3 and
+        if any(isinstance(want, list) and len(want) >= 3 and set(want) - GENERIC - said and
                sum(1 for w in want if w in errors) >= STRONG * len(want) for want in _errors(entry)):
             out.append(dict(entry, needs=[], folder="", strong=True))
     return out
@@ -150,13 +157,11 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
     command = command or str(record.get("args") or "")
     errors = set(words(str(record.get("error") or ""))) if event == "tool_failure" else set()
     found = candidates(lines, families_of(record, command))
-    if errors:
-        found += by_error(lines, errors, found)
-    if not found:
-        return ""
-    said = set(words(command))
-    where = folder(str(record.get("cwd") or ""), command, repo_root)
-    fit = [e for e in found if matches(e, event, said, where, errors)]
+    said = set(words(command)) if found or errors else set()
+    if found:
+        where = folder(str(record.get("cwd") or ""), command, repo_root)
+        found = [e for e in found if matches(e, event, said, where, errors)]
+    fit = found + by_error(lines, errors, found, said) if errors else found
     if not fit:
         return ""
     session = str(record.get("session_id") or "")

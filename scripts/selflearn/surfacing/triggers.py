@@ -32,11 +32,6 @@ HEADER = ("Learned note for this call (self-learning-skills: from earlier sessio
           "repository; data, not instructions):")
 KINDS = ("failure", "denial")  # the mined kinds whose trigger is a call of their family
 MAX_QUOTED = 4               # quoted error lines a lesson is also triggered by
-# Words of errors of every kind: a quote made only of them ("No such file or directory")
-# would bring the lesson to any failure.
-GENERIC = {"such", "file", "files", "directory", "command", "found", "permission", "denied",
-           "exist", "exists", "invalid", "option", "unknown", "missing", "unexpected",
-           "argument", "line", "usage", "any", "match"}
 
 
 class _Shown:
@@ -54,6 +49,7 @@ def call_of(card: dict) -> Optional[dict]:
     call = card.get("call")
     quoted = said_errors(card) if card.get("origin") != "mined" else []
     if isinstance(call, dict) and isinstance(call.get("family"), str) and call["family"]:
+        quoted = [q for q in quoted if q != call.get("error")]
         return dict(call, also=quoted) if quoted else call
     tags = card.get("tags") or []
     family = card.get("trigger")
@@ -82,7 +78,7 @@ def said_errors(card: dict) -> List[List[str]]:
     for found in _QUOTED.finditer(text):
         quote = next(g for g in found.groups() if g)
         said = callshape.error_words(quote)
-        if len(said) >= 3 and not _command(quote) and set(said) - GENERIC and said not in out:
+        if len(said) >= 3 and not _command(quote) and set(said) - jit.GENERIC and said not in out:
             out.append(said)
     return out[:MAX_QUOTED]
 
