@@ -10,10 +10,15 @@ among the useful cards. Each set of the manifest is a group of its own: its proj
 a total (``total`` for the tuning set, the sessions without a ``set``, which the rules were
 written from; the set's name for the others, e.g. ``held-out`` and ``held-out-2``, whose gold was
 written before the miner saw them). What each set is: ``sets`` in the manifest.
+A session whose manifest entry has ``"root": "shared"`` is read from the shared sessions folder
+($SELF_LEARNING_BENCH_SESSIONS, else ../shared/learning-sessions beside the repository): data
+fetched from public repositories is kept there, not committed. A set whose files are not there
+is skipped with one line on stderr; a file that is there must have the manifest's SHA-256.
 Usage: python3 bench/learning_quality.py [--format text|json] [--show]
 """
 import argparse
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -24,6 +29,8 @@ from typing import Dict, List
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "bench", "learning")
+SHARED = os.environ.get("SELF_LEARNING_BENCH_SESSIONS") or os.path.join(
+    os.path.dirname(REPO), "shared", "learning-sessions")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 from selflearn.cli import parser as cli  # noqa: E402
@@ -51,6 +58,34 @@ def total_name(group: str) -> str:
 def load(name: str) -> dict:
     with open(os.path.join(DATA, name), encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def path_of(session: dict) -> str:
+    """Where a session's transcript is: bench/learning/, or the shared folder for the sets
+    whose transcripts may not be committed (``"root": "shared"``)."""
+    return os.path.join(SHARED if session.get("root") == "shared" else DATA, session["file"])
+
+
+def available(manifest: dict) -> dict:
+    """The manifest without the sets whose shared files are absent (a machine without the
+    shared folder, such as CI, skips them, one line each); a shared file that is there but is
+    not the one the manifest names stops the benchmark, as its figures would mean nothing."""
+    missing: Dict[str, int] = {}
+    for s in manifest["sessions"]:
+        path = path_of(s)
+        if s.get("root") != "shared":
+            continue
+        if not os.path.exists(path):
+            missing[set_of(s)] = missing.get(set_of(s), 0) + 1
+            continue
+        with open(path, "rb") as fh:
+            if hashlib.sha256(fh.read()).hexdigest() != s["sha256"]:
+                sys.exit(f"learning bench: error: {path} is not the file of "
+                         f"{s['session']} (its SHA-256 differs from the manifest's)")
+    for group, n in missing.items():
+        print(f"learning bench: set {group} skipped: {n} of its sessions are not in {SHARED} "
+              "(set SELF_LEARNING_BENCH_SESSIONS)", file=sys.stderr)
+    return dict(manifest, sessions=[s for s in manifest["sessions"] if set_of(s) not in missing])
 
 
 def _run(argv: List[str]) -> dict:
@@ -115,10 +150,11 @@ def gold_found(g: dict, judged: List[dict]) -> bool:
 
 def measure() -> dict:
     """Replay every project; the judged cards, the gold results and the totals."""
-    manifest, rules, gold = load("manifest.json"), load("labels.json")["rules"], load("gold.json")
+    manifest, rules, gold = available(load("manifest.json")), load("labels.json")["rules"], \
+        load("gold.json")
     projects: Dict[str, List[str]] = {}
     for s in manifest["sessions"]:
-        projects.setdefault(s["project"], []).append(os.path.join(DATA, s["file"]))
+        projects.setdefault(s["project"], []).append(path_of(s))
     judged: List[dict] = []
     saved = {k: os.environ.get(k) for k in ("SELF_LEARNING_USER", "SELF_LEARNING_REPO_ROOT")}
     os.environ["SELF_LEARNING_USER"] = "bench"

@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
 import self_learning  # noqa: E402
-from learning_quality import set_of, sets  # noqa: E402
+from learning_quality import available, path_of, set_of, sets  # noqa: E402
 from selflearn.cli import parser as cli  # noqa: E402
 from selflearn.observation import commands  # noqa: E402
 
@@ -296,7 +296,7 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
     out = []
     for s in sessions:
         shown, recorded = [], []
-        for ev in events(os.path.join(DATA, s["file"])):
+        for ev in events(path_of(s)):
             printed = fire(ev["payload"], ev["ts"])
             shown.append({"event": ev["payload"]["hook_event_name"], "call": ev["call"],
                           "ts": ev["ts"], "printed": context(printed), "raw": printed,
@@ -309,8 +309,7 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
                 fire(dict(ev["payload"], stop_hook_active=True), ev["ts"])  # the client goes on
         if maintain_after:
             _run(["maintain", "--force"])
-        sid = next((ev["payload"]["session_id"] for ev in events(os.path.join(DATA, s["file"]))),
-                   "")
+        sid = next((ev["payload"]["session_id"] for ev in events(path_of(s))), "")
         out.append({"session": s["session"], "sid": sid, "events": shown, "recorded": recorded,
                     "asked": [o.get("tool_use_id") for o in asked(root, sid)],
                     "found": _found(root, sid)})
@@ -501,7 +500,7 @@ def derived_episodes(project: str, gold: List[dict], runs: Dict[str, dict]) -> L
 
 
 def measure(which: str, only: str, maintain_after: bool, answers: bool = False) -> dict:
-    manifest, gold = load("manifest.json"), load("gold.json").get("gold", [])
+    manifest, gold = available(load("manifest.json")), load("gold.json").get("gold", [])
     episodes = [{"project": e["project"], "session": e["session"], "gold": e["gold"],
                  "tool_use_id": e["failed_tool_use_id"]}
                 for e in load("episodes.json").get("episodes", []) if e.get("gold")]
@@ -512,7 +511,7 @@ def measure(which: str, only: str, maintain_after: bool, answers: bool = False) 
         if (which != "all" and group != which) or (only and s["project"] != only):
             continue
         projects.setdefault(s["project"], []).append(dict(s, started=s.get("started") or started(
-            os.path.join(DATA, s["file"])), group=group))
+            path_of(s)), group=group))
     saved = {k: os.environ.get(k) for k in ("SELF_LEARNING_USER", "SELF_LEARNING_REPO_ROOT",
                                              "SELF_LEARNING_NOW", "SELF_LEARNING_GLOBAL_DIR",
                                              "SELF_LEARNING_LEARN")}
