@@ -145,6 +145,21 @@ def test_the_finder_sees_a_failure_got_past_and_a_program_replaced():
         ("o1", "o3", ["Edit test.exs"]), ("o4", "o5", [])]
 
 
+def test_another_package_manager_running_the_same_script_is_the_same_job():
+    """`pnpm test` refused by a bun project, then `bun test` (failing on for another reason):
+    the first failure was got past; `yarn run build` is another script, no recovery of it."""
+    obs = [{"id": "o1", "event": "tool_failure", "tool_kind": "shell", "family": "pnpm test",
+            "args": "pnpm test --filter=@acme/a", "error": "ERROR This project is configured "
+            "to use bun"},
+           {"id": "o2", "event": "tool_failure", "tool_kind": "shell", "family": "bun test",
+            "args": "bun test packages/a", "error": "error: Cannot find module '@acme/core'"},
+           {"id": "o3", "event": "tool_failure", "tool_kind": "shell", "family": "yarn run build",
+            "args": "yarn run build", "error": "error Command failed: missing ts-node"},
+           {"id": "o4", "event": "tool_success", "tool_kind": "shell", "family": "pnpm run lint",
+            "args": "pnpm run lint"}]
+    assert [(e["id"], e["worked_id"]) for e in episodes.find(obs)] == [("o1", "o2")]
+
+
 def test_a_failing_tests_verdict_or_a_protocol_slip_is_no_episode():
     obs = [{"id": "o1", "event": "tool_failure", "tool_kind": "shell", "family": "pytest",
             "args": "pytest", "error": "E   assert 1 == 2"},

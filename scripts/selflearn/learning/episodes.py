@@ -9,7 +9,7 @@ verdict). Pure over observations, but ``session`` (a byte-filtered read of the l
 Must not import cli or surfacing.
 """
 
-from ..observation.commands import command_family, folder, segments, words
+from ..observation.commands import RUNS, command_family, folder, segments, words
 from ..storage import fastjson
 from ..storage import posixfs as fs
 from .mine_base import ignored, missing, test_verdict
@@ -17,6 +17,7 @@ from .mine_base import ignored, missing, test_verdict
 WINDOW = 20                # tool events after a failure searched for the call that worked
 MAX_STEPS = 4              # steps between a failure and its recovery kept as evidence
 TAIL = 1024 * 1024         # bytes of observations.jsonl read for one session
+PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")  # run a project's scripts: one stands for another
 LOOKING = ("ls", "tree", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "wc",
            "git status", "git diff", "git log", "git show", "sed -n", "jq", "sleep", "env")
 
@@ -73,6 +74,8 @@ def _same_job(failed: dict, other: dict) -> bool:
     a, b = _families(failed), _families(other)
     if a & b or {f.split()[0] for f in a} & {f.split()[0] for f in b}:
         return True
+    if {_script(f) for f in a} & {_script(f) for f in b} - {""}:
+        return True  # one package manager's script through another (`pnpm test`, `bun test`)
     said = _said(failed)
     shared = said & _said(other)
     if len(shared) >= 2 or (shared and missing(failed)):
@@ -80,6 +83,14 @@ def _same_job(failed: dict, other: dict) -> bool:
     theirs = _targets(other)
     return any(t == p or t.startswith(p + "/") or p.startswith(t + "/")
                for p in _targets(failed) for t in theirs)
+
+
+def _script(family: str) -> str:
+    """The script a package manager's family runs (``test`` of ``pnpm run test``), else ""."""
+    said = family.split()
+    if len(said) < 2 or said[0] not in PACKAGE_MANAGERS:
+        return ""
+    return " ".join(said[2:] if said[1] in RUNS else said[1:])
 
 
 def _otherwise(failed: dict, later: dict) -> bool:
