@@ -229,6 +229,46 @@ def test_the_steps_before_a_rerun_that_no_longer_fails_that_way_are_the_fix(run,
     assert card["solution_steps"][0].startswith("edit `mix.exs`, then run `mix deps.get` before `mix test")
 
 
+def test_what_fixed_a_later_other_failure_is_not_the_fix_of_the_first(run, store):
+    """held-out-3 (read): the same command failing otherwise ends the wait; the step before the
+    final success fixed that other failure. A part before it failing is not "otherwise"."""
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("doppler run -- bun run deploy", "Doppler Error: The fallback file "
+                            "does not exist\nDoppler Error: You must specify a project"), ok=False)
+        log.add(sid, "doppler setup --project web --config ci --no-interactive")
+        log.add(sid, failed("doppler run -- bun run deploy 2>&1", "Failed: @acme/docs#deploy\n"
+                            "\u2718 [ERROR] Unknown internal error occurred."), ok=False)
+        log.add(sid, "bun update wrangler --latest 2>&1")
+        log.add(sid, "doppler run -- bun run deploy 2>&1")
+    titles = [c["title"] for c in mined(run)]
+    assert titles == ["`doppler` fails with `Failed: @acme/docs#deploy`"]  # its own fix
+
+
+def test_a_part_before_the_command_failing_does_not_end_the_wait(run, store):
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("uv venv", "error: Failed to create virtual environment"), ok=False)
+        log.add(sid, failed("rm -rf .venv && uv venv", "rm: cannot remove '.venv/lib64': Value "
+                            "too large for defined data type"), ok=False, family="rm")
+        log.add(sid, "uv venv /tmp/review-venv")
+    assert [c["title"] for c in mined(run)] == [
+        "`uv venv` fails with `error: Failed to create virtual environment`"]
+
+
+def test_a_step_that_undoes_the_failed_commands_own_prelude_is_no_fix(run, store):
+    log = Log(store)
+    log.add("s1", failed("git stash && bun test packages/cli/src/flags.test.ts 2>&1",
+                         "Saved working directory and index state WIP on main: 30d2ec2 x\n"
+                         "bun test v1.3.9 (cf6cdbbb)\nThe following filters did not match any "
+                         "test files in --cwd=\"/w\":"), ok=False)
+    log.add("s1", "git stash pop")
+    log.add("s1", "bun test ./packages/cli/src/bin/flags.test.ts")
+    (card,) = mined(run)
+    assert card["title"].startswith("`bun test` fails with `The following filters did not match")
+    assert "git stash pop" not in " ".join(card["solution_steps"])
+
+
 @pytest.mark.parametrize("fix", [
     "mise run test 2>&1 | grep -A 5 TestResetCmd",   # success hidden by the pipe
     "mise run test || true",
@@ -420,6 +460,9 @@ def test_jest_names_the_missing_module_and_a_failing_test_is_a_verdict():
     verdict = case("npx jest src/math.test.js")
     assert causes.cause_line(verdict["output"]) == "\u25cf adds"
     obs = failed(verdict["command"], verdict["output"])
+    assert mine_failures.recurs({**obs, "event": "tool_failure"}) is None
+    obs = failed("bun test src/plugin.test.ts", "error: expect(received).toBe(expected)\n"
+                 "bun test v1.3.5 (1e86cebd)\nsrc/plugin.test.ts:")  # bun's matcher verdict
     assert mine_failures.recurs({**obs, "event": "tool_failure"}) is None
 
 

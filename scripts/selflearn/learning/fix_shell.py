@@ -86,6 +86,16 @@ def looking(args: str) -> bool:
         for w in LOOKING) for seg in segs)
 
 
+UNDO = {"git stash pop": "git stash", "git stash apply": "git stash"}  # step -> what it undoes
+
+
+def undoes(args: str, failed: str) -> bool:
+    """Whether a step only undoes what the failed command itself did (``git stash pop`` after
+    ``git stash && bun test``): it puts things back, it fixes nothing."""
+    return any(seg.startswith(step) and did in failed
+               for seg in segments(args) for step, did in UNDO.items())
+
+
 def inline(segment: str) -> bool:
     """Whether a segment runs code given on its command line (``python -c``, ``node -e``)."""
     said = [w.rsplit("/", 1)[-1] for w in plain(segment)]

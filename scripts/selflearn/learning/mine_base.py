@@ -83,7 +83,8 @@ def confidence(sessions: int, has_fix: bool = False) -> float:
 # the project: the same assertion failing in two sessions is two different bugs.
 TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal", "expected:",
                  "test result: failed", "tests failed", "failing tests", "assertion failed",
-                 "e assert ", " - assert", "' panicked at ", "test failed, to rerun pass")
+                 "e assert ", " - assert", "' panicked at ", "test failed, to rerun pass",
+                 "expect(received)")  # jest / vitest / bun: expect(received).toBe(expected)
 # What a failing test may report that is about its environment, not the code under work.
 SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixture '",
                 "command not found", "permission denied", "connection refused")

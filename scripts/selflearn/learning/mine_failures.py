@@ -126,7 +126,8 @@ def miner(agg: dict, setup: Setup) -> Run:
                 _step(entry, f"run `{what}`")  # another subcommand may prepare a re-run
                 return False
             return True
-        if shell and ok and not causes.hidden_success(args) and not sh.looking(args) and (
+        if shell and ok and not causes.hidden_success(args) and not sh.looking(args) and \
+                not sh.undoes(args, entry["flat"]) and (
                 entry["program"] != "missing" or sh.provides(args, entry["fam"])):
             # (a risky step is kept: it makes the fix it is part of one for a person to judge)
             _step(entry, f"run `{cut(sh.private(causes.core(args), setup.repo_root), CUT_ARGS)}`")
@@ -191,8 +192,10 @@ def miner(agg: dict, setup: Setup) -> Run:
                 return "quoted", changed
             return ("done", "") if entry["touched"] else ("retry", "")
         if not ok:
-            if again and entry["steps"] and key(obs)[1] != entry["fp"]:
-                return "steps", steps_text(entry["steps"])  # failed otherwise: steps fixed this
+            if again and family == fam and key(obs)[1] != entry["fp"]:
+                # it failed otherwise, in the same part: this one was got past, and what comes
+                # after fixed the other failure (not a part before it failing: `rm x && cmd`)
+                return ("steps", steps_text(entry["steps"])) if entry["steps"] else ("done", "")
             return None
         ran = [w for w in sh.operands(args, family) if w.rsplit("/", 1)[-1] in entry["written"]]
         if ran:  # it runs a file written since: the code went into a script

@@ -21,6 +21,10 @@ _NOISE_PREFIXES = (
     "the above exception", "during handling of", "ok ", "ok\t", "passed", "pass ",
     "test result:", "(use \"git", "to have this happen automatically",
     "(this error happened", "husky - ",
+    # what another part of the line printed when it worked (`git stash && bun test`)
+    "saved working directory and index state", "switched to branch", "switched to a new branch",
+    "already up to date", "head is now at", "your branch is up to date", "dropped refs/stash",
+    "bun test v",  # bun's version banner
 )
 _NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)",
                    "fatal: the remote end hung up", "[no test files]",
