@@ -269,12 +269,16 @@ def _card(g: dict) -> dict:
 
 def answer(root: str, offered: List[dict], gold: List[dict], ts: str) -> List[str]:
     """A scripted agent's answer to the question: for each named episode that states a gold
-    lesson (its failed call and cause match it), that lesson recorded in its words with the
-    episode's id (``_card``); nothing for the others. Returns the gold ids recorded."""
+    lesson (its failed call and cause match it; for a person's preference, its error: a
+    preference the command happens to show, such as a `git commit --amend` on a line that
+    failed for a pathspec, is not what that episode taught), that lesson recorded in its words
+    (``_card``) with the episode's id; nothing for the others. Returns the gold ids recorded."""
     cards, said = [], []
     for obs in offered:
-        text = " ".join(f"{obs.get('args', '')} {obs.get('error', '')}".split())
-        g = next((g for g in gold if re.search(g["match"], text)), None)
+        error = " ".join(str(obs.get("error", "")).split())
+        text = " ".join(f"{obs.get('args', '')} {error}".split())
+        g = next((g for g in gold if re.search(g["match"], error if g.get("kind") ==
+                                               "user-preference" else text)), None)
         if g is None or g["id"] in said:
             continue
         said.append(g["id"])
