@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from selflearn.learning import fingerprint, mine_base, mine_failures
+from selflearn.learning import fingerprint, fix_shell, mine_base, mine_failures
 from selflearn.observation import causes, observe
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
@@ -254,6 +254,36 @@ def test_a_part_before_the_command_failing_does_not_end_the_wait(run, store):
         log.add(sid, "uv venv /tmp/review-venv")
     assert [c["title"] for c in mined(run)] == [
         "`uv venv` fails with `error: Failed to create virtual environment`"]
+
+
+def test_a_shells_own_name_in_its_error_is_no_relative_path(run, store):
+    """held-out-4 (read): Git Bash rewrote an absolute /mnt/c path; the fix is the variant."""
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, "cd /d/omp && ls", cwd="/d/omp")  # where the shell was: no matter here
+        log.add(sid, failed('wsl -e bash "/mnt/c/tmp/run.sh"', "bash: C:/Program Files/Git/mnt/"
+                            "c/tmp/run.sh: No such file or directory"), ok=False)
+        log.add(sid, "MSYS_NO_PATHCONV=1 wsl -e bash /mnt/c/tmp/run.sh")
+    (card,) = mined(run)
+    assert card["solution_steps"] == ["use `MSYS_NO_PATHCONV=1 wsl -e bash /mnt/c/tmp/run.sh` "
+                                      "instead of `wsl -e bash \"/mnt/c/tmp/run.sh\"`"]
+
+
+def test_what_a_windows_session_got_wrong_is_no_fix():
+    """held-out-4's other wrong lessons (read): a quoting slip is no missing program; another
+    interpreter, or a heredoc naming the missing one, does not do its job; a look after `;`
+    hides the status of the line's core; a multi-line `zsh -c` script is zsh's."""
+    assert not mine_base.missing({"error": '/bin/bash: line 1: world\\": command not found'})
+    assert mine_base.missing({"error": "/usr/bin/bash: line 1: zsh: command not found"})
+    assert mine_base.missing({"error": "(eval):1: command not found: golangci-lint"})
+    assert fix_shell.other_language("zsh", "bash") and fix_shell.other_language("python3", "node")
+    assert not fix_shell.other_language("npm test", "bash")
+    heredoc = "gh pr comment 7 --body-file - <<'X'\nzsh -n checks it\nX"
+    assert not fix_shell.resembles("zsh", "gh pr", heredoc)
+    assert not fix_shell.same_job(heredoc, "zsh -c 'zsh -n x'", "zsh")
+    assert causes.hidden_success("npx markdownlint-cli2 a.md > /tmp/a 2>&1; diff /tmp/b /tmp/a")
+    assert observe.command_family("zsh -c '\nBUFFER=\"cat <<EOF\nhi\nEOF\"\n'") == "zsh"
+    assert observe.command_family("bash -c 'npm test'") == "npm test"
 
 
 def test_a_step_that_undoes_the_failed_commands_own_prelude_is_no_fix(run, store):

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import List, Sequence, Tuple
 
 from ..observation import causes, observe
-from ..observation.commands import WRAPPERS
+from ..observation.commands import INTERPRETERS, WRAPPERS
 
 # Commands that only look around: never the step that fixed something.
 LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "type",
@@ -71,8 +71,9 @@ def resembles(failed_family: str, family: str, args: str) -> bool:
     """Same family, same program, or the failed program named in the command
     (``pytest`` → ``python3 -m pytest``, ``bash -lc 'npm test'`` → ``sh -c 'npm test'``)."""
     program = failed_family.split()[0]
+    said = args.split("<<", 1)[0]  # (a heredoc's text runs nothing)
     return family == failed_family or family.split()[0] == program or \
-        program in args.replace("'", " ").replace('"', " ").split()
+        program in said.replace("'", " ").replace('"', " ").split()
 
 
 @lru_cache(maxsize=4096)
@@ -239,7 +240,9 @@ def after_cd(obs: dict) -> str:
 def relative_miss(obs: dict, line: str) -> bool:
     """A shell command could not find a relative path it names (``ls types/``), so where the
     shell was decided it; not after the command's own ``cd`` to an absolute folder (there
-    the path does not exist, as an absolute one that is missing)."""
+    the path does not exist, as an absolute one that is missing), and not for the program
+    that speaks in the error (``wsl -e bash /mnt/c/x`` failing with ``bash: C:/…/x: No such
+    file``: its path was absolute, Git Bash rewrote it)."""
     low = line.lower()
     if obs.get("tool_kind") != "shell" or not ("no such file" in low or "cannot access" in low):
         return False
@@ -247,7 +250,8 @@ def relative_miss(obs: dict, line: str) -> bool:
     if segs and segs[0].split()[0] in MOVES and segs[0].split()[1:2] and \
             segs[0].split()[1].startswith(("/", "~")):
         return False
-    words = [w for seg in segs for w in seg.split()[1:]]
+    speaker = line.split(":", 1)[0].rsplit("/", 1)[-1].strip()  # `bash` of `bash: x: No such…`
+    words = [w for seg in segs for w in seg.split()[1:] if w != speaker]
     return any(not w.startswith(("/", "-", "~", "$")) and (w in line or w.rstrip("/") in line)
                for w in words)
 
@@ -290,7 +294,7 @@ def same_job(args: str, failed: str, fam: str) -> bool:
             w in INSTALLS for seg in segments(args) for w in family_of(seg).split()[1:]):
         return False
     program = fam.split()[0]
-    said = _words(flat(args))
+    said = _words(flat(args).split("<<", 1)[0])  # (a heredoc's text runs nothing)
     if program in said or any(s.rsplit("/", 1)[-1] == program for s in said):
         return not looking(args) or both_look
     targets = [w.strip("'\"").rstrip("/") for w in operands(failed, fam)
@@ -299,6 +303,13 @@ def same_job(args: str, failed: str, fam: str) -> bool:
         return both_look and not operands(failed, fam)
     on_target = any(s == t or s.startswith(t + "/") for t in targets for s in said)
     return on_target and (both_look or inline(flat(args)) or not looking(args))
+
+
+def other_language(fam: str, family: str) -> bool:
+    """Two interpreters (a shell, Python, Node, …): one never does the other's job, since
+    the code it was given is in the other's language."""
+    a, b = (f.split()[0].rstrip("0123456789.") if f else "" for f in (fam, family))
+    return a != b and a in INTERPRETERS and b in INTERPRETERS
 
 
 def provides(args: str, fam: str) -> bool:

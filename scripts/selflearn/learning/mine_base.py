@@ -7,6 +7,7 @@ and ``recurs(obs) -> Optional[str]`` (the digest an observation would add to, so
 Must not import cli or mine.
 """
 
+import re
 from typing import Callable, List, NamedTuple
 
 from ..observation import causes
@@ -90,6 +91,11 @@ SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixtur
                 "command not found", "permission denied", "connection refused")
 
 
+# bash `…: NAME: command not found`, zsh `command not found: NAME`
+_NOT_FOUND = re.compile(r"(?:([^\s:]+): command not found|command not found: ?(\S*))")
+_PROGRAM = re.compile(r"[\w.+@-]+")
+
+
 def test_verdict(line: str) -> bool:
     """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
     failing test with a bullet, pytest's summary ``FAILED path::test``, rust a panicking test
@@ -106,8 +112,15 @@ def test_verdict(line: str) -> bool:
 
 
 def missing(obs: dict) -> bool:
-    """The shell could not find the program (exit 127, ``command not found``)."""
-    return obs.get("exit_code") == 127 or "command not found" in str(obs.get("error") or "")
+    """The shell could not find the program (exit 127, ``command not found``), when what it
+    names is a program's name: ``world\": command not found`` is a quoting slip, the rest of
+    a string the shell took for a command."""
+    error = str(obs.get("error") or "")
+    if "command not found" not in error:
+        return obs.get("exit_code") == 127
+    found = _NOT_FOUND.search(error)
+    name = (found.group(1) or found.group(2)) if found else ""
+    return not name or bool(_PROGRAM.fullmatch(name))
 
 
 def ignored(obs: dict) -> bool:

@@ -173,6 +173,8 @@ def miner(agg: dict, setup: Setup) -> Run:
         core = cut(sh.private(causes.core(args), setup.repo_root), CUT_ARGS)
         if ok and sh.hinted(args, entry["hints"]) and not causes.riskier(args, failed):
             return "hint", core
+        if entry["program"] and sh.other_language(fam, family):
+            return None  # `bash -c '…'` does not test what `zsh -c '…'` was to
         if not sh.resembles(fam, family, args) and not sh.same_family(fam, family, args):
             if ok and entry["program"] and sh.same_job(args, flat, fam):
                 return "instead", core  # the program was missing: this does its job

@@ -97,7 +97,9 @@ RISKY = ("--no-verify", "--force", "-f ", "--break-system-packages", "sudo ", "r
          "git checkout -- ", "git restore ", "git clean ")  # (these discard changes)
 _SAFE_FORMS = ("--force-with-lease", "--force-if-includes")
 _HIDERS = ("| head", "| tail", "| grep", "|head", "|tail", "|grep", "|| true", "||true",
-           "|| echo", "||echo", "|| :", "2>/dev/null ||", "| wc", "| less", "| sort")
+           "|| echo", "||echo", "|| :", "2>/dev/null ||", "| wc", "| less", "| sort",
+           # a look after `;` gives the line its status (`lint > out.txt; diff a out.txt`)
+           "; diff ", "; echo", "; cat ", "; ls", "; true", "; exit 0")
 
 
 def lines_of(text: str) -> list:

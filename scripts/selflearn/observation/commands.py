@@ -91,8 +91,10 @@ def command_family(command: str) -> str:
     prog = tokens[0].rsplit("/", 1)[-1]
     rest = tokens[1:]
     if prog in ("bash", "sh", "zsh") and rest[:1] in (["-c"], ["-lc"]):
-        inner = chosen.split(rest[0], 1)[1].strip().strip("'\"")
-        return command_family(inner) or prog
+        script = chosen.split(rest[0], 1)[1].strip().strip("'\"")
+        if "\n" in script:
+            return prog  # a script of its own, not one command run through the shell
+        return command_family(script) or prog
     if prog.rstrip("0123456789.") in INTERPRETERS and rest:
         if rest[0] == "-m" and len(rest) > 1:
             return f"{prog} -m {rest[1]}"
