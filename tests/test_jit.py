@@ -423,3 +423,24 @@ def test_a_recorded_lesson_comes_back_at_an_error_it_quotes(repo, store):
     assert jit.at_call(dict(record, session_id="u"), str(repo), str(store), "bun verify") == ""
     record = dict(record, event="pre_tool", error="")  # a quote waits for its failure
     assert jit.at_call(dict(record, session_id="v"), str(repo), str(store), "bun verify") == ""
+
+
+def test_a_lesson_long_idle_still_comes_at_its_failure_never_before_the_call(repo, store):
+    """Two months without the failure decay a lesson under the floor (or make it dormant):
+    before the call it would be a guess, but the same failure again shows it still applies."""
+    shape = callshape.shape("Bash", "git push", "git push", "fatal: The current branch x has no "
+                            "upstream branch.", fix="git push --set-upstream origin x")
+    seed_payload({"aha_cards": [
+        {"id": "aha_old", "title": "New branches need an upstream", "solution_steps": ["git push --set-upstream origin <branch>"], "call": shape},
+        {"id": "aha_dormant", "title": "`git push` fails: no upstream", "status": "dormant",
+         "origin": "mined", "tags": ["mined", "failure"],
+         "solution_steps": ["run `git push -u origin <branch>` (the error suggests it)"],
+         "call": shape},
+        {"id": "aha_retired", "title": "`git push` fails", "status": "retired", "origin": "mined",
+         "tags": ["mined", "failure"], "solution_steps": ["run `git push -u`"], "call": shape}]})
+    now = time.time()  # (the cards are stamped now)
+    lines = triggers.build(Memory(str(store)), str(repo), now + 120 * 86400)
+    assert {line["id"]: line["at"] for line in lines} == {"aha_old": "failure",
+                                                          "aha_dormant": "failure"}
+    fresh = triggers.build(Memory(str(store)), str(repo), now)
+    assert {line["id"]: line["at"] for line in fresh}["aha_old"] == "call"

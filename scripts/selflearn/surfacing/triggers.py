@@ -6,11 +6,15 @@ family, and each line carries its note already screened, checked and rendered. A
 a line when it knows the call it is about (``call``, or a mined ``trigger``) and:
 
 - it is accepted (by a person or the lifecycle rules), or
-- it is a mined candidate whose fix was seen working in this repository (not only a command
-  that looked around), or the agent recorded it (``proposed``): shown marked "not reviewed";
-- it passes the safety screen, its cited paths still exist (``advice.stale_reason``), its
-  confidence clears ``advice.MIN_CONFIDENCE``, and it was not warned about and then
-  violated ``MAX_VIOLATIONS`` times (a fix that did not work is not shown again);
+- it is a mined candidate (or a dormant one) whose fix was seen working in this repository
+  (not only a command that looked around), or the agent recorded it (``proposed``): shown
+  marked "not reviewed";
+- it passes the safety screen, its cited paths still exist (``advice.stale_reason``), and it
+  was not warned about and then violated ``MAX_VIOLATIONS`` times (a fix that did not work
+  is not shown again). A lesson long idle (dormant, or its confidence decayed under
+  ``advice.MIN_CONFIDENCE``) keeps its line, but only for its failure: months later the
+  same failure is the best evidence that it still applies, while before the call it would
+  be a guess;
 - it is no imported card a local person has not accepted.
 
 Derived and rebuildable from the JSONL files; safe to delete. Must not import cli.
@@ -96,8 +100,8 @@ def why_shown(card: dict) -> Optional[str]:
     status, origin = card.get("status", "proposed"), card.get("origin", "agent")
     if status == "accepted":
         return "accepted"
-    if status == "candidate" and origin == "mined" and _proven(card):
-        return "fix seen working here"
+    if status in ("candidate", "dormant") and origin == "mined" and _proven(card):
+        return "fix seen working here"  # (dormant: long idle, so only at its failure)
     if status == "proposed" and origin in ("agent", "human"):
         return "recorded"
     return None
@@ -125,11 +129,13 @@ def moment(card: dict, call: dict) -> str:
     return "call" if call.get("skip") or call.get("folder") else "failure"
 
 
-def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict) -> dict:
-    """One line of the table: the trigger's fields and the rendered note."""
+def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict, idle: bool = False) -> dict:
+    """One line of the table: the trigger's fields and the rendered note; a lesson long
+    ``idle`` (dormant, or its confidence decayed under the floor) only at its failure."""
     note = advice.block([advice.item_text(_Shown(card, ev), [], LINE_MAX)]).replace(
         advice.HEADER, HEADER)
-    out = {"family": call["family"], "id": card["id"], "at": moment(card, call)}
+    out = {"family": call["family"], "id": card["id"],
+           "at": "failure" if idle else moment(card, call)}
     if card.get("status") == "accepted":
         out["accepted"] = True  # a proven fact: session start says it too
     for key in ("tool", "needs", "skip", "folder", "error", "also"):
@@ -150,15 +156,16 @@ def build(memory, repo_root: str, now: float) -> List[dict]:
         if call is None or why_shown(card) is None:
             continue
         e = ev.get(card["id"])
-        conf = lifecycle.confidence(card, e, now)
-        if conf < advice.MIN_CONFIDENCE or (e is not None and e.violated >= MAX_VIOLATIONS):
+        if e is not None and e.violated >= MAX_VIOLATIONS:
             continue
         if screen.blocked(card) or advice.stale_reason(card, repo_root, cache):
             continue
+        conf = lifecycle.confidence(card, e, now)
+        idle = conf < advice.MIN_CONFIDENCE or card.get("status") == "dormant"
         weight = advice.STATUS_WEIGHT.get(card.get("status", "proposed"), 0.5)
-        ranked.append((-weight * conf, card["id"], card, e, call))
+        ranked.append((-weight * max(conf, 0.01), card["id"], card, e, call, idle))
     ranked.sort(key=lambda r: r[:2])
-    lines = [entry(card, e, call) for _, _, card, e, call in ranked[:MAX_LINES]]
+    lines = [entry(card, e, call, idle) for _, _, card, e, call, idle in ranked[:MAX_LINES]]
     lines.sort(key=lambda line: line["family"])
     return lines
 
