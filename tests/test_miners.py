@@ -557,12 +557,27 @@ def test_a_refusal_the_same_call_then_passes_is_lifted(run, store):
                     edit_of(sid, "release.yml"),  # another file passing lifts nothing
                     edit_of(sid, "ci.yml")])
     assert js(run, "--kind", "denials")["lessons"] == []
-    for sid in ("c", "d"):  # refused and never passed: these stand
-        log.append([edit_of(sid, "nightly.yml", "tool_failure", error=hook),
-                    edit_of(sid, "release.yml")])
+    for sid in ("c", "d"):  # refused and never passed: these stand, but edits of other files
+        log.append([edit_of(sid, "nightly.yml", "tool_failure", error=hook),  # were judged,
+                    edit_of(sid, "release.yml")])                            # not the tool
+    assert js(run, "--kind", "denials")["lessons"] == []
+
+
+def test_edits_refused_on_different_files_ban_no_tool_but_one_file_refused_is_a_lesson(
+        run, store):
+    """git-sync (bench/learning, held-out-5, read after its labels): Edit refused on two files
+    in two sessions became "Don't propose `Edit` here", said at every session start and edit.
+    A person refusing changes reviews them; a file refused again and again is the lesson."""
+    log = Log(store)
+    for sid, name in (("a", "sync.go"), ("b", "pack.go")):
+        log.append([log.obs(sid, "permission_denied", tool="Edit", tool_kind="edit",
+                            file=f"/w/{name}", args=f"/w/{name}")])
+    assert js(run, "--kind", "denials")["lessons"] == []
+    for sid in ("c", "d"):
+        log.append([log.obs(sid, "permission_denied", tool="Write", tool_kind="write",
+                            file="/w/.env", args="/w/.env")])
     (lesson,) = js(run, "--kind", "denials")["lessons"]
-    assert lesson["card"]["title"] == "Don't propose `Edit` here: denied 2 time(s)"
-    assert lesson["sessions"] == 2 and "2 more passed when made again" in lesson["card"]["problem"]
+    assert lesson["card"]["title"] == "Don't propose `Write /w/.env` here: denied 2 time(s)"
 
 
 def test_denials_are_grouped_by_what_was_denied_not_the_family(run, store):

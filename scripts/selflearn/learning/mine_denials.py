@@ -25,9 +25,11 @@ from .mine_clusters import Clusters, finding, refusal, seen_lines, session_of, u
 from ..observation import commands
 
 KIND = "denials"
-AGG_VERSION = 3             # 2: subjects are a family with its options, targets kept;
+AGG_VERSION = 4             # 2: subjects are a family with its options, targets kept;
                             # 3: refusals standing per session (a pass of the same call lifts one)
+                            # 4: the tool kind kept (an edit refused on different files)
 
+REVIEWED = ("edit", "write")  # tool kinds whose refusals judge the change, not the tool
 DENIAL_WEIGHT = 3           # one denial outweighs this many approvals: a family denied in
                             # MIN_SESSIONS sessions is a "don't" lesson unless approvals exceed
                             # DENIAL_WEIGHT x denials (then it is mixed: no lesson either way)
@@ -155,7 +157,8 @@ def miner(agg: dict, setup: Setup) -> Run:
         family, options, operands = subject(obs)
         digest = _key(verdict, family, options)[1]
         return clusters.hit(digest, obs, lambda: dict(
-            fields, family=family, options=options, tool=obs.get("tool") or "?")), \
+            fields, family=family, options=options, tool=obs.get("tool") or "?",
+            kind=obs.get("tool_kind") or "other")), \
             operands, digest
 
     def _approve(obs: dict) -> None:
@@ -266,6 +269,8 @@ def _verdict(denied: Optional[dict], approved: Optional[dict]) -> Optional[dict]
     standing), approved, or none (mixed, too few)."""
     approvals = _against(denied, approved) if denied else 0
     standing = denied["standing"] if denied else {}
+    if denied and denied.get("kind") in REVIEWED and not denied["target"]:
+        standing = {}  # edits refused on different files: each change was judged, not the tool
     if len(standing) >= MIN_SESSIONS and approvals <= DENIAL_WEIGHT * sum(standing.values()):
         return _denied(denied, approvals)
     if approved and not denied and approved["count"] >= MIN_APPROVALS \
