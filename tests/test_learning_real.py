@@ -160,6 +160,16 @@ def test_built_in_tool_protocol_errors_are_never_lessons(tool, kind, error):
     assert mine_base.ignored(obs) and mine_failures.recurs(obs) is None
 
 
+def test_the_clients_notice_of_a_deleted_working_folder_is_no_lesson():
+    """git-sync (held-out-5, read): the checkout was renamed for a while; the client said so.
+    A passing state of the machine, not a path to remember."""
+    obs = {"event": "tool_failure", "tool": "Bash", "tool_kind": "shell", "family": "pwd",
+           "error": 'Working directory "/w/devenv/git-sync" was deleted; shell cwd recovered to '
+                    '"/Users/USER". Re-issue your command (it will run from the recovered '
+                    'directory).'}
+    assert mine_base.ignored(obs) and mine_failures.recurs(obs) is None
+
+
 def test_a_shell_missing_file_is_project_knowledge():
     obs = {"event": "tool_failure", "tool": "Bash", "tool_kind": "shell", "family": "cat",
            "error": "cat: config/settings.yaml: No such file or directory"}

@@ -28,6 +28,7 @@ IGNORED_ERRORS = (
     "interrupted by user", "request interrupted", "user doesn't want to proceed",
     "user declined", "rejected by user", "keyboardinterrupt", "operation was aborted",
     "has not been read yet", "modified since read", "sibling tool call errored",
+    "shell cwd recovered", "shell cwd was recovered",  # the client: its folder went away
 )
 # A tool call the user refused ("The user doesn't want to proceed with this tool use. The
 # tool use was rejected"), or one a hook or policy stopped before it ran.
