@@ -324,6 +324,10 @@ def test_the_same_failure_on_another_file_still_gets_its_lesson(repo, store):
     triggers.refresh(Memory(str(store)), str(repo))
     record["error"] = "ls: docs/x.md: No such file or directory"
     assert jit.at_call(dict(record, session_id="u"), str(repo), str(store), "ls docs/x.md") == ""
+    table = b'{"family": "node -e", "id": "aha_n", "error": ["enoent", "such", "file", ' \
+            b'"directory", "open"], "note": "x"}\n'  # node's ENOENT says no more than "no such file"
+    errors = set(callshape.words("Error: ENOENT: no such file or directory, open 'D:/tmp/a.svg'"))
+    assert jit.by_error(table, errors, [], {"oh-my-posh", "config", "export"}) == []
 
 
 def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):

@@ -39,7 +39,7 @@ ERROR_SHARE = 0.5         # share of a trigger's error words a failure must cont
 # nothing about which failure it is ("ls: x: No such file or directory").
 GENERIC = {"such", "file", "files", "directory", "command", "found", "permission", "denied",
            "exist", "exists", "invalid", "option", "unknown", "missing", "unexpected",
-           "argument", "line", "usage", "any", "match"}
+           "argument", "line", "usage", "any", "match", "enoent", "eacces", "open", "access"}
 # (agent, event) -> the hookSpecificOutput event name that carries additionalContext there;
 # missing: that agent shows nothing of that hook to the model (references/SURFACING.md).
 SHAPES = {("claude", "pre_tool"): "PreToolUse", ("claude", "tool_failure"): "PostToolUseFailure",
