@@ -282,48 +282,52 @@ def test_the_stale_check_resolves_a_step_where_it_ran(repo, store):
     assert advice.stale_reason(card, str(repo), {}) == "cites tools/gone.js, which no longer exists"
 
 
+def learned(repo, store, *cards: dict) -> None:
+    """Plant lessons and rebuild the trigger table, as the learning step would."""
+    seed_payload({"aha_cards": list(cards)})
+    triggers.refresh(Memory(str(store)), str(repo))
+
+
+def at_failure(repo, store, error: str, command: str, session: str = "s") -> str:
+    """What the hook says at a failed shell call (its session not yet told anything)."""
+    record = {"agent": "claude", "event": "tool_failure", "session_id": session,
+              "tool_kind": "shell", "cwd": str(repo), "error": error}
+    return jit.at_call(record, str(repo), str(store), command)
+
+
 def test_a_failure_reached_through_another_command_still_gets_its_lesson(repo, store):
     """The error says it all: a lesson about pip3's refusal comes with python -m pip's too."""
-    seed_payload({"aha_cards": [{
+    learned(repo, store, {
         "id": "aha_pep668", "title": "`pip3 install` fails: externally managed environment",
         "status": "accepted", "solution_steps": ["use `uv venv` and `uv pip install`"],
         "call": callshape.shape("Bash", "pip3 install", "pip3 install requests",
                                 "error: externally-managed-environment; This environment is "
-                                "externally managed; To install Python packages system-wide")}]})
-    triggers.refresh(Memory(str(store)), str(repo))
-    record = {"agent": "claude", "event": "tool_failure", "session_id": "s", "tool_kind": "shell",
-              "cwd": str(repo), "error": "error: externally-managed-environment\nThis "
-              "environment is externally managed\nTo install Python packages system-wide, try"}
-    assert "[aha_pep668]" in jit.at_call(record, str(repo), str(store), "python3 -m pip install x")
-    record["error"] = "error: could not find a version that satisfies the requirement x"
-    assert jit.at_call(record, str(repo), str(store), "python3 -m pip install x") == ""
+                                "externally managed; To install Python packages system-wide")})
+    error = ("error: externally-managed-environment\nThis environment is externally managed\n"
+             "To install Python packages system-wide, try")
+    assert "[aha_pep668]" in at_failure(repo, store, error, "python3 -m pip install x")
+    assert at_failure(repo, store, "error: could not find a version that satisfies the "
+                      "requirement x", "python3 -m pip install x", "t") == ""
 
 
 def test_the_same_failure_on_another_file_still_gets_its_lesson(repo, store):
     """``needs`` narrows a call before it runs; once it failed, an error that is almost all
     the lesson's own says it applies, whichever test file or folder the call named."""
-    seed_payload({"aha_cards": [{
+    learned(repo, store, {
         "id": "aha_built", "title": "Workspace packages are imported from their dist/",
         "solution_steps": ["`bun run build` first, or test through `bun run test`"],
         "call": callshape.shape("Bash", "bun test", "bun test packages/a/src/x.test.ts",
                                 "error: Cannot find module '@acme/core' from "
-                                "'/w/packages/a/src/x.test.ts'")}]})
-    triggers.refresh(Memory(str(store)), str(repo))
-    record = {"agent": "claude", "event": "tool_failure", "session_id": "s", "tool_kind": "shell",
-              "cwd": str(repo), "error": "error: Cannot find module '@acme/core' from "
-              "'/w/packages/b/src/y.test.ts'"}
-    assert "[aha_built]" in jit.at_call(record, str(repo), str(store), "bun test packages/b")
-    record["error"] = "error: Cannot find module '@acme/ui' from '/w/packages/b/src/y.test.ts'"
-    assert jit.at_call(dict(record, session_id="t"), str(repo), str(store),
-                       "bun test packages/b") == ""
-
-    seed_payload({"aha_cards": [{  # an error made of the call's and every error's words
+                                "'/w/packages/a/src/x.test.ts'")})
+    error = "error: Cannot find module '@acme/core' from '/w/packages/b/src/y.test.ts'"
+    assert "[aha_built]" in at_failure(repo, store, error, "bun test packages/b")
+    assert at_failure(repo, store, error.replace("core", "ui"), "bun test packages/b", "t") == ""
+    learned(repo, store, {  # an error made of the call's and every error's words
         "id": "aha_ls", "title": "The web app is apps/web", "solution_steps": ["ls apps/web"],
         "call": callshape.shape("Bash", "ls", "ls web/src", "ls: web/src: No such file or "
-                                "directory", "crates/tauri", "ls apps/web")}]})
-    triggers.refresh(Memory(str(store)), str(repo))
-    record["error"] = "ls: docs/x.md: No such file or directory"
-    assert jit.at_call(dict(record, session_id="u"), str(repo), str(store), "ls docs/x.md") == ""
+                                "directory", "crates/tauri", "ls apps/web")})
+    assert at_failure(repo, store, "ls: docs/x.md: No such file or directory", "ls docs/x.md",
+                      "u") == ""
     table = b'{"family": "node -e", "id": "aha_n", "error": ["enoent", "such", "file", ' \
             b'"directory", "open"], "note": "x"}\n'  # node's ENOENT says no more than "no such file"
     errors = set(callshape.words("Error: ENOENT: no such file or directory, open 'D:/tmp/a.svg'"))
