@@ -24,7 +24,7 @@ _NOISE_PREFIXES = (
     # what another part of the line printed when it worked (`git stash && bun test`)
     "saved working directory and index state", "switched to branch", "switched to a new branch",
     "already up to date", "head is now at", "your branch is up to date", "dropped refs/stash",
-    "bun test v",  # bun's version banner
+    "bun test v1.",  # bun's version banner (`bun test v1.3.9 (cf6cdbbb)`)
 )
 _NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)",
                    "fatal: the remote end hung up", "[no test files]",
