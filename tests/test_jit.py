@@ -452,3 +452,38 @@ def test_a_lesson_long_idle_still_comes_at_its_failure_never_before_the_call(rep
                                                           "aha_dormant": "failure"}
     fresh = triggers.build(Memory(str(store)), str(repo), now)
     assert {line["id"]: line["at"] for line in fresh}["aha_old"] == "call"
+
+
+@pytest.mark.parametrize("agent, said", [("claude", set()), ("codex", set()),
+                                         ("gemini", {"aha_call"}),  # no channel before a call
+                                         ("cursor", {"aha_call", "aha_fail"})])  # none at all
+def test_session_start_leaves_a_lesson_to_its_call_where_the_agent_has_that_channel(
+        repo, store, agent, said):
+    """An accepted lesson about a call is said at that call or its failure, not at every
+    session start (noise in each session that never makes the call), unless the agent's
+    hooks have no channel at that moment."""
+    from selflearn.surfacing import injection
+    base = {"status": "accepted", "origin": "human", "tags": ["git"]}
+    learned(repo, store,
+            dict(base, id="aha_call", title="Push new branches with --set-upstream",
+                 solution_steps=["git push --set-upstream origin <branch>"],
+                 call={"family": "git push", "skip": ["--set-upstream"]}),
+            dict(base, id="aha_fail", title="Run make warm after a cold cache",
+                 solution_steps=["make warm"], call={"family": "make", "error": ["cache", "cold"]}),
+            dict(base, id="aha_fact", title="The API lives in services/api",
+                 solution_steps=["cd services/api before go test"]))
+    out = injection.inject({"event": "session_start", "agent": agent, "session_id": "s"},
+                           str(repo), str(store))
+    assert {i for i in ("aha_call", "aha_fail", "aha_fact") if f"[{i}]" in out} == said | {
+        "aha_fact"}
+
+
+def test_what_session_start_said_does_not_keep_a_lesson_from_its_failure(tmp_path):
+    """Once a session at a call or failure; a line among others at session start (maybe cut
+    before its fix) is no reason to stay quiet where the lesson matters."""
+    from selflearn.surfacing import shown
+    log = str(tmp_path / "surfacings.jsonl")
+    shown.append(log, "s", "gemini", "session_start", ["aha_a"], 100)
+    shown.append(log, "s", "gemini", "tool_failure", ["aha_b"], 100)
+    assert shown.in_session(log, "s") == {"aha_a", "aha_b"}
+    assert shown.in_session(log, "s", jit.TRIGGERS) == {"aha_b"}

@@ -514,7 +514,7 @@ def test_discarding_the_changes_is_no_fix_even_among_other_steps(run, store):
 
 def test_two_records_cut_alike_show_what_changed_not_an_empty_step(run, store):
     """Both records are cut (200 characters) at other words, and the repository path is shown
-    as `<user>`: the step still names the changed interpreter."""
+    as `~`: the step still names the changed interpreter."""
     path = "PYTHONPATH=/home/jo/" + "/".join(["experiments"] * 10) + "/tool"
     code = " -c \"from tool.logging_setup import setup_logging; setup_logging(); print('OK')\""
     log = Log(store)
@@ -552,15 +552,18 @@ def test_steps_keep_no_personal_data(run, store):
     log.add("s2", "git commit --author='Jo Doe <jo@example.org>' -m 'fix' --no-gpg-sign")
     text = json.dumps(steps(run))
     assert "jo@example.org" not in text and "/Users/jo/" not in text and "Jo Doe" not in text
-    assert "/Users/<user>/dev/agents" in text and "--author=<author>" in text
+    assert "~/dev/agents" in text and "--author=<author>" in text
+    assert "<user>" not in text  # (the safety screen takes that for a chat role's tag)
 
 
 def test_personal_data_is_replaced_where_it_stands():
     assert fix_shell.private("cd /home/ann/src/app && ls", "/home/ann/src/app") == "ls"
     assert fix_shell.private("ls /home/ann/src/app-2/x", "/home/ann/src/app") == \
-        "ls /home/<user>/src/app-2/x"  # another folder that starts alike stays whole
+        "ls ~/src/app-2/x"  # another folder that starts alike stays whole
     assert fix_shell.private("cat ~/.claude/projects/-Users-ann-work-app/a.txt") == \
-        "cat ~/.claude/projects/-Users-<user>-work-app/a.txt"
+        "cat ~/.claude/projects/-Users-USER-work-app/a.txt"
+    assert fix_shell.private("wsl -e bash /mnt/c/Users/ann/run.sh") == \
+        "wsl -e bash /mnt/c/Users/USER/run.sh"  # inside a longer path: the name only
     assert fix_shell.private("mail ann@example.org.") == "mail <email>."
     # a host scp, ssh or git names is what the step does, not a person: it stays, so the
     # lesson (and the safety screen reading it) sees where the files go

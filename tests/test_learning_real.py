@@ -357,7 +357,7 @@ def test_a_missing_program_teaches_what_did_the_job(run, store):
     log.add("s1", failed(item["command"], item["output"], tool_response=None), ok=False)
     log.add("s1", "find /home/USER/projects/spotter-worktrees/spotter-0rt/lib -type d | sort")
     (card,) = mined(run)
-    assert card["solution_steps"] == ["the program is not installed here; `find /home/<user>/projects/"
+    assert card["solution_steps"] == ["the program is not installed here; `find ~/projects/"
                                       "spotter-worktrees/spotter-0rt/lib -type d` did the job instead"]
 
 

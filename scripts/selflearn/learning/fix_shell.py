@@ -43,8 +43,9 @@ _EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?
 _AUTHOR = re.compile(r"(--author[= ])(\"[^\"]*\"|'[^']*'|\S+)")
 # A user's name in a home folder: /Users/<name>/, /home/<name>/, C:\Users\<name>\, and Claude
 # Code's project folder names made of those (-Users-<name>-).
-_HOME = re.compile(r"(/Users/|/home/|[A-Za-z]:\\\\?Users\\\\?)(?!<user>)[^/\\\s'\"`]+(/|\\\\?)"
-                   r"|(-Users-|-home-)(?!<user>)[^-/\s'\"`]+(-)")
+_HOME = re.compile(r"(/Users/|/home/|[A-Za-z]:\\\\?Users\\\\?)[^/\\\s'\"`]+(/|\\\\?)"
+                   r"|(-Users-|-home-)[^-/\s'\"`]+(-)")
+_PATH_START = " \t\n'\"`=(:"  # what may stand before a path that a home folder begins
 
 
 @lru_cache(maxsize=4096)  # pure, and the same commands come back again and again
@@ -353,7 +354,7 @@ def _cut(text: str) -> str:
 
 def private(text: str, here: str = "") -> str:
     """``text`` as a lesson may show it: paths under the repository root ``here`` relative to
-    it, the user's name in a home folder as ``<user>``, e-mail addresses and ``--author``
+    it, a home folder as ``~`` (``_home``), e-mail addresses and ``--author``
     values as placeholders (a lesson is about the project, not about who ran it)."""
     here = here.rstrip("/")
     if here.count("/") > 1 and here in text:
@@ -361,7 +362,18 @@ def private(text: str, here: str = "") -> str:
         text = " ".join(text.replace("cd . && ", "").split())
     text = _AUTHOR.sub(r"\1<author>", text)
     text = _EMAIL.sub("<email>", text)
-    return _HOME.sub(lambda m: f"{m.group(1) or m.group(3)}<user>{m.group(2) or m.group(4)}", text)
+    return _HOME.sub(_home, text)
+
+
+def _home(m: "re.Match") -> str:
+    """A home folder as a step may say it: ``~/`` where a path begins with it (the same
+    step then runs for whoever reads it), else the name as ``USER`` (inside ``/c/Users/…``
+    or a project folder's name). Never ``<user>``: the safety screen reads that as a chat
+    role's tag and holds the whole lesson back."""
+    start = m.string[m.start() - 1:m.start()]
+    if m.group(1) and m.group(1).startswith("/") and (not start or start in _PATH_START):
+        return "~/"
+    return f"{m.group(1) or m.group(3)}USER{m.group(2) or m.group(4)}"
 
 
 @lru_cache(maxsize=64)

@@ -10,14 +10,18 @@ from . import shown
 EVENTS = ("session_start", "prompt", "advice")
 
 
-def called(store_dir: str) -> Set[str]:
-    """The lessons not yet accepted that the trigger table shows at the call they concern
-    (an accepted one is a fact of the repository: session start may say it as well)."""
-    from .jit import table
+def called(store_dir: str, agent: str) -> Set[str]:
+    """The lessons the trigger table brings to ``agent`` at the call or the failure they
+    concern: said there, at the moment they matter, and not at every session start or
+    prompt, where they are noise in each session that never makes that call. A lesson an
+    agent has no channel for at its moment (Gemini CLI before a call; Cursor, Copilot)
+    stays with the advice."""
+    from .jit import SHAPES, table
     out = set()
     for line in table(store_dir).split(b"\n"):
         at = line.find(b'"id": "')
-        if at >= 0 and b'"accepted": true' not in line:
+        moment = "pre_tool" if b'"at": "call"' in line else "tool_failure"
+        if at >= 0 and (agent, moment) in SHAPES:
             out.add(line[at + 7:line.find(b'"', at + 7)].decode("utf-8", "replace"))
     return out
 
@@ -37,9 +41,7 @@ def inject(obs: dict, repo_root: str, store_dir: str) -> str:
     memory = Memory(store_dir, tolerant=True)  # a damaged or newer line never silences advice
     session = str(obs.get("session_id") or "")
     seen = shown.in_session(memory.path("surfacings"), session) if event == "prompt" else set()
-    # a lesson about a call not yet accepted waits for that call (surfacing.jit): here it
-    # would be noise in every session that never makes the call
-    seen = set(seen) | called(store_dir)
+    seen = set(seen) | called(store_dir, agent)  # (said at its call: surfacing.jit)
     data = advice.advise(memory, repo_root, query, conf["budget"], seen, shape)
     if data["output"]:
         shown.append(memory.path("surfacings"), session, agent, event,

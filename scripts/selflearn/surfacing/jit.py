@@ -32,6 +32,9 @@ FILE = "triggers.jsonl"
 MAX_BYTES = 256 * 1024    # a larger table is not read (the writer keeps it far below)
 MAX_NEW = 4 * 1024 * 1024  # cards appended since the table was built that a match still reads
 PER_CALL = 2              # lessons shown at one call
+TRIGGERS = ("pre_tool", "tool_failure")  # a lesson is said once a session at these; what the
+# session start or a prompt said of it (one line among others, maybe cut before its fix) is
+# no reason to keep quiet at the call or failure it is about
 STRONG = 0.8              # share of a trigger's error words that shows it at a failure of
                           # any family (the error says it all: pip3, pip, python -m pip)
 ERROR_SHARE = 0.5         # share of a trigger's error words a failure must contain
@@ -165,7 +168,7 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
     if not fit:
         return ""
     session = str(record.get("session_id") or "")
-    seen = shown.in_session(fs.join(store_dir, shown.FILE), session)
+    seen = shown.in_session(fs.join(store_dir, shown.FILE), session, TRIGGERS)
     chosen = [e for e in dict((e["id"], e) for e in fit if e["id"] not in seen).values()]
     chosen = current(store_dir, lines, chosen)[:PER_CALL]
     if not chosen:

@@ -38,8 +38,9 @@ def recent(path: str) -> bytes:
     return fs.tail(path, SCAN_BYTES)
 
 
-def in_session(path: str, session_id: str) -> set:
-    """Lesson ids this session was shown since its latest session start (newest first scan).
+def in_session(path: str, session_id: str, only: tuple = ()) -> set:
+    """Lesson ids this session was shown since its latest session start (newest first scan),
+    at the events ``only`` names when given.
 
     A session start (startup, resume, clear, compact) shows the workspace advice
     again, so what came before it no longer counts as in the agent's context.
@@ -57,7 +58,8 @@ def in_session(path: str, session_id: str) -> set:
             continue
         if not isinstance(record, dict) or record.get("session_id") != session_id:
             continue
-        ids.update(i for i in record.get("lesson_ids") or [] if isinstance(i, str))
+        if not only or record.get("event") in only:
+            ids.update(i for i in record.get("lesson_ids") or [] if isinstance(i, str))
         if record.get("event") == "session_start":
             break
     return ids

@@ -136,8 +136,6 @@ def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict, idle: bool =
         advice.HEADER, HEADER)
     out = {"family": call["family"], "id": card["id"],
            "at": "failure" if idle else moment(card, call)}
-    if card.get("status") == "accepted":
-        out["accepted"] = True  # a proven fact: session start says it too
     for key in ("tool", "needs", "skip", "folder", "error", "also"):
         if call.get(key):
             out[key] = call[key]
