@@ -459,23 +459,26 @@ def test_a_lesson_long_idle_still_comes_at_its_failure_never_before_the_call(rep
                                          ("cursor", {"aha_call", "aha_fail"})])  # none at all
 def test_session_start_leaves_a_lesson_to_its_call_where_the_agent_has_that_channel(
         repo, store, agent, said):
-    """An accepted lesson about a call is said at that call or its failure, not at every
-    session start (noise in each session that never makes the call), unless the agent's
-    hooks have no channel at that moment."""
+    """A mined lesson about a call, even one the lifecycle accepted, is said at that call or
+    its failure, not at every session start (noise in each session that never makes the
+    call), unless the agent's hooks have no channel at that moment. What a person accepted
+    is a fact of the repository: session start says it too."""
     from selflearn.surfacing import injection
-    base = {"status": "accepted", "origin": "human", "tags": ["git"]}
+    mined = {"status": "accepted", "origin": "mined", "tags": ["mined", "failure"]}
     learned(repo, store,
-            dict(base, id="aha_call", title="Push new branches with --set-upstream",
+            dict(mined, id="aha_call", title="Push new branches with --set-upstream",
                  solution_steps=["git push --set-upstream origin <branch>"],
                  call={"family": "git push", "skip": ["--set-upstream"]}),
-            dict(base, id="aha_fail", title="Run make warm after a cold cache",
+            dict(mined, id="aha_fail", title="Run make warm after a cold cache",
                  solution_steps=["make warm"], call={"family": "make", "error": ["cache", "cold"]}),
-            dict(base, id="aha_fact", title="The API lives in services/api",
+            dict(mined, id="aha_person", origin="human", title="Deploys go through make ship",
+                 solution_steps=["make ship"], call={"family": "make deploy", "skip": ["ship"]}),
+            dict(mined, id="aha_fact", origin="human", title="The API lives in services/api",
                  solution_steps=["cd services/api before go test"]))
     out = injection.inject({"event": "session_start", "agent": agent, "session_id": "s"},
                            str(repo), str(store))
-    assert {i for i in ("aha_call", "aha_fail", "aha_fact") if f"[{i}]" in out} == said | {
-        "aha_fact"}
+    ids = ("aha_call", "aha_fail", "aha_person", "aha_fact")
+    assert {i for i in ids if f"[{i}]" in out} == said | {"aha_person", "aha_fact"}
 
 
 def test_what_session_start_said_does_not_keep_a_lesson_from_its_failure(tmp_path):

@@ -66,15 +66,17 @@ def test_a_lesson_from_three_sessions_reaches_the_fourth_once(claude_binary, wor
 
     monkeypatch.setenv("SELF_LEARNING_NOW", "2026-03-05T09:00:00Z")
     server = _session(claude_binary, project, home, "2026-03-05T09:00:00Z",
-                      [ch.tool_use("Bash", {"command": FIX, "description": "Read the settings"}),
+                      [ch.tool_use("Bash", {"command": FAILING, "description": "Read the settings"}),
+                       ch.tool_use("Bash", {"command": FIX, "description": "Read the example"}),
                        "The port is 8080."], "which port does the app use?")
-    first = server.main_requests[0].text()
-    assert first.count(lesson["id"]) == 1 and "settings.example.yaml" in first  # the notes, once
+    first, failed = (r.text() for r in server.main_requests[:2])
+    assert lesson["id"] not in first  # a lesson about a call waits for it: no session-start noise
+    assert failed.count(lesson["id"]) == 1 and "settings.example.yaml" in failed  # once
 
     surfacings = [json.loads(line) for line in (store / "surfacings.jsonl").read_text()
                   .splitlines()]
     shown = [s for s in surfacings if lesson["id"] in s["lesson_ids"]]
-    assert [s["event"] for s in shown if s["ts"].startswith("2026-03-05")] == ["session_start"]
+    assert [s["event"] for s in shown if s["ts"].startswith("2026-03-05")] == ["tool_failure"]
     # and in sessions 2 and 3 it came with the repeated failure (learned from the first)
     assert [(s["ts"][:10], s["event"]) for s in shown[:-1]] == [
         ("2026-03-03", "tool_failure"), ("2026-03-04", "tool_failure")]

@@ -14,14 +14,15 @@ def called(store_dir: str, agent: str) -> Set[str]:
     """The lessons the trigger table brings to ``agent`` at the call or the failure they
     concern: said there, at the moment they matter, and not at every session start or
     prompt, where they are noise in each session that never makes that call. A lesson an
-    agent has no channel for at its moment (Gemini CLI before a call; Cursor, Copilot)
-    stays with the advice."""
+    agent has no channel for at its moment (Gemini CLI before a call; Cursor, Copilot), and
+    one a person accepted (a fact of the repository, ``accepted`` in the table), stay with
+    the advice."""
     from .jit import SHAPES, table
     out = set()
     for line in table(store_dir).split(b"\n"):
         at = line.find(b'"id": "')
         moment = "pre_tool" if b'"at": "call"' in line else "tool_failure"
-        if at >= 0 and (agent, moment) in SHAPES:
+        if at >= 0 and (agent, moment) in SHAPES and b'"accepted": true' not in line:
             out.add(line[at + 7:line.find(b'"', at + 7)].decode("utf-8", "replace"))
     return out
 

@@ -136,6 +136,8 @@ def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict, idle: bool =
         advice.HEADER, HEADER)
     out = {"family": call["family"], "id": card["id"],
            "at": "failure" if idle else moment(card, call)}
+    if card.get("status") == "accepted" and card.get("origin") != "mined":
+        out["accepted"] = True  # a person's fact: session start says it too
     for key in ("tool", "needs", "skip", "folder", "error", "also"):
         if call.get(key):
             out[key] = call[key]
