@@ -289,6 +289,17 @@ def answer(root: str, offered: List[dict], gold: List[dict], ts: str) -> List[st
     return said
 
 
+def moved(payload: dict, home: str, root: str) -> dict:
+    """``payload`` with the folder the session ran in (``home``, its first event's) as the
+    replay's repository root: as in a real run, the hooks see the repository where they run,
+    so a mined step names a path from the repository root, not the session's machine."""
+    if home.count("/") < 2:  # no folder, or one as wide as /home: leave the paths alone
+        return payload
+    text = json.dumps(payload)
+    return json.loads(re.sub(re.escape(json.dumps(home)[1:-1]) + r"(?![\w.-])",
+                             json.dumps(root)[1:-1].replace("\\", "\\\\"), text))
+
+
 def replay_project(project: str, sessions: List[dict], root: str, maintain_after: bool,
                    gold_answers: Optional[List[dict]] = None) -> List[dict]:
     """Every session of ``project`` in time order through the hooks; per session its events
@@ -300,7 +311,10 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
     out = []
     for s in sessions:
         shown, recorded = [], []
-        for ev in events(path_of(s)):
+        evs = events(path_of(s))
+        home = evs[0]["payload"]["cwd"].rstrip("/") if evs else ""
+        for ev in evs:
+            ev["payload"] = moved(ev["payload"], home, root)
             printed = fire(ev["payload"], ev["ts"])
             shown.append({"event": ev["payload"]["hook_event_name"], "call": ev["call"],
                           "ts": ev["ts"], "printed": context(printed), "raw": printed,

@@ -122,3 +122,14 @@ def test_the_replayed_sessions_reach_the_goals(monkeypatch):
     assert total["gold_found"] >= GOLD_FOUND and data["gold_share"] >= GOLD_SHARE, \
         data["gold_found"]
     assert total["noise"] == 0
+
+
+def test_the_replay_puts_the_sessions_folder_at_its_repository_root():
+    """As in a real run, the hooks see the repository where the session ran: its folder and
+    the paths under it become the replay's root; a sibling folder that starts alike stays."""
+    payload = {"cwd": "/Users/USER/Code/cb", "tool_input": {
+        "command": "cd /Users/USER/Code/cb/apps && ls /Users/USER/Code/cbx /Users/USER/Code/cb"}}
+    assert replay.moved(payload, "/Users/USER/Code/cb", "/tmp/r/cb") == {
+        "cwd": "/tmp/r/cb",
+        "tool_input": {"command": "cd /tmp/r/cb/apps && ls /Users/USER/Code/cbx /tmp/r/cb"}}
+    assert replay.moved(payload, "/home", "/tmp/r/cb") == payload  # too wide to be a project
