@@ -72,9 +72,13 @@ def resembles(failed_family: str, family: str, args: str) -> bool:
     """Same family, same program, or the failed program named in the command
     (``pytest`` → ``python3 -m pytest``, ``bash -lc 'npm test'`` → ``sh -c 'npm test'``)."""
     program = failed_family.split()[0]
-    said = args.split("<<", 1)[0]  # (a heredoc's text runs nothing)
     return family == failed_family or family.split()[0] == program or \
-        program in said.replace("'", " ").replace('"', " ").split()
+        program in runs(args).replace("'", " ").replace('"', " ").split()
+
+
+def runs(args: str) -> str:
+    """The part of a command that runs: a heredoc's text (a PR body naming `zsh`) runs nothing."""
+    return args.split("<<", 1)[0]
 
 
 @lru_cache(maxsize=4096)
@@ -295,7 +299,7 @@ def same_job(args: str, failed: str, fam: str) -> bool:
             w in INSTALLS for seg in segments(args) for w in family_of(seg).split()[1:]):
         return False
     program = fam.split()[0]
-    said = _words(flat(args).split("<<", 1)[0])  # (a heredoc's text runs nothing)
+    said = _words(runs(flat(args)))
     if program in said or any(s.rsplit("/", 1)[-1] == program for s in said):
         return not looking(args) or both_look
     targets = [w.strip("'\"").rstrip("/") for w in operands(failed, fam)
