@@ -75,9 +75,9 @@ def said_errors(card: dict) -> List[List[str]]:
     for defined data type'), as trigger words: each is another face of the failure the
     lesson is about, which may come back through another command than the one first seen.
     Quoted commands are left out, and so is a quote of fewer than three distinctive words."""
-    text = "\n".join(str(card.get(k) or "") for k in ("title", "when_to_use", "problem"))
-    steps = card.get("solution_steps")
-    text += "\n" + "\n".join(t for t in steps if isinstance(t, str)) if isinstance(steps, list) else ""
+    steps = card.get("solution_steps") if isinstance(card.get("solution_steps"), list) else []
+    text = "\n".join([str(card.get(k) or "") for k in ("title", "when_to_use", "problem")]
+                     + [t for t in steps if isinstance(t, str)])
     out: List[List[str]] = []
     for found in _QUOTED.finditer(text):
         quote = next(g for g in found.groups() if g)
