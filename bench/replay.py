@@ -85,6 +85,9 @@ def _text(content) -> str:
                      if isinstance(b, dict) and b.get("type") == "text")
 
 
+_INTERRUPTED = "[Request interrupted by user"  # the client's marker in the transcript
+
+
 def _prompt(entry: dict, content) -> str:
     if entry.get("isMeta") or entry.get("isCompactSummary"):
         return ""
@@ -112,14 +115,16 @@ def events(path: str) -> List[dict]:
                 "permission_mode": entry.get("permissionMode") or "default"}
         out.append({"ts": entry["timestamp"], "payload": dict(base, **payload), "call": call})
 
-    said = {"text": "", "prompts": 0}
+    said = {"text": "", "prompts": 0, "interrupted": False}
 
     def stop(entry: dict) -> None:
         """The turn ends before the next prompt and at the session's end (transcripts keep no
-        stop_reason: the client streams each block with none)."""
-        if said["prompts"] and not side:
+        stop_reason: the client streams each block with none), unless the person interrupted
+        it: Claude Code fires no Stop then."""
+        if said["prompts"] and not side and not said["interrupted"]:
             add(entry, {"hook_event_name": "Stop", "stop_hook_active": False,
                         "last_assistant_message": said["text"] or "done"})
+        said["interrupted"] = False
 
     if not side:
         add(entries[0], {"hook_event_name": "SessionStart", "source": "startup"})
@@ -136,6 +141,9 @@ def events(path: str) -> List[dict]:
             said["text"] = _text(blocks) or said["text"]
         elif entry.get("type") == "user":
             results = [b for b in blocks if b.get("type") == "tool_result"]
+            if any(_text([b] if b.get("type") == "text" else b.get("content")).startswith(
+                    _INTERRUPTED) for b in blocks) or _text(content).startswith(_INTERRUPTED):
+                said["interrupted"] = True
             for b in results:
                 call = b.get("tool_use_id", "")
                 tool = tools.get(call, {"tool_name": "", "tool_input": {}})
@@ -247,12 +255,20 @@ def _lines(path: str) -> List[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def said_asked(root: str, session: str) -> int:
+    """How many times the person stepped in that the Stop hook's question named in ``session``."""
+    return sum(len(srf.get("stepped") or []) for srf in _lines(os.path.join(
+        _store(root), "surfacings.jsonl")) if srf.get("event") == "ask"
+        and srf.get("session_id") == session)
+
+
 def asked(root: str, session: str) -> List[dict]:
-    """The failed calls the Stop hook's question named in ``session``: their observations."""
+    """The failed calls and the person's words the Stop hook's question named in ``session``:
+    their observations."""
     store = _store(root)
     ids = [i for srf in _lines(os.path.join(store, "surfacings.jsonl"))
            if srf.get("event") == "ask" and srf.get("session_id") == session
-           for i in srf.get("episodes") or []]
+           for i in (srf.get("episodes") or []) + (srf.get("stepped") or [])]
     obs = {o.get("id"): o for o in _lines(os.path.join(store, "observations.jsonl"))}
     return [obs[i] for i in ids if i in obs]
 
@@ -275,7 +291,7 @@ def answer(root: str, offered: List[dict], gold: List[dict], ts: str) -> List[st
     (``_card``) with the episode's id; nothing for the others. Returns the gold ids recorded."""
     cards, said = [], []
     for obs in offered:
-        error = " ".join(str(obs.get("error", "")).split())
+        error = " ".join(str(obs.get("error") or obs.get("prompt") or "").split())
         text = " ".join(f"{obs.get('args', '')} {error}".split())
         g = next((g for g in gold if re.search(g["match"], error if g.get("kind") ==
                                                "user-preference" else text)), None)
@@ -310,7 +326,7 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
     setenv("SELF_LEARNING_REPO_ROOT", root)
     out = []
     for s in sessions:
-        shown, recorded = [], []
+        shown, recorded, answered = [], [], 0
         evs = events(path_of(s))
         home = evs[0]["payload"]["cwd"].rstrip("/") if evs else ""
         for ev in evs:
@@ -322,14 +338,16 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
                           "error": ev["payload"].get("error", "")})
             if gold_answers is not None and ev["payload"]["hook_event_name"] == "Stop" \
                     and '"decision"' in printed:
-                sid = ev["payload"]["session_id"]
-                recorded += answer(root, asked(root, sid), gold_answers, ev["ts"])
+                offered = asked(root, ev["payload"]["session_id"])  # this ask's: the last ones
+                recorded += answer(root, offered[answered:], gold_answers, ev["ts"])
+                answered = len(offered)
                 fire(dict(ev["payload"], stop_hook_active=True), ev["ts"])  # the client goes on
         if maintain_after:
             _run(["maintain", "--force"])
         sid = next((ev["payload"]["session_id"] for ev in events(path_of(s))), "")
         out.append({"session": s["session"], "sid": sid, "events": shown, "recorded": recorded,
                     "asked": [o.get("tool_use_id") for o in asked(root, sid)],
+                    "said": said_asked(root, sid),
                     "found": _found(root, sid)})
     return out
 
@@ -558,7 +576,7 @@ def measure(which: str, only: str, maintain_after: bool, answers: bool = False) 
                          "chars": sum(len(ev["printed"]) for ev in run["events"]),
                          "ask_chars": sum(len(ev["printed"]) for ev in run["events"]
                                           if ev["event"] == "Stop"),
-                         "asked": run["asked"], "recorded": run["recorded"]}
+                         "asked": run["asked"], "said": run["said"], "recorded": run["recorded"]}
                         for sid, run in runs.items()]
                 eps = [e for e in episodes if e["project"] == project] or derived_episodes(
                     project, pgold, runs)
@@ -587,7 +605,7 @@ def _row(project: str, group: str, judged: List[dict], sess: List[dict], eps: Li
     row = {"project": project, "set": group, "sessions": len(sess), "repeats": len(judged),
            "episodes": len(eps), "found": sum(e["found"] for e in eps),
            "asked": sum(e["asked"] for e in eps),
-           "ask_chars": sum(s["ask_chars"] for s in sess)}
+           "ask_chars": sum(s["ask_chars"] for s in sess), "said": sum(s["said"] for s in sess)}
     row.update({p: sum(1 for j in judged if j["place"] == p) for p in PLACES})
     row["notes"] = sum(len(s["notes"]) for s in sess)
     row["irrelevant"] = sum(1 for s in sess for n in s["notes"] if not n["relevant"])
@@ -599,7 +617,7 @@ def _row(project: str, group: str, judged: List[dict], sess: List[dict], eps: Li
 def _total(group: str, members: List[dict]) -> dict:
     row = {"project": f"total {group}", "set": group}
     for key in ("sessions", "repeats", *PLACES, "notes", "irrelevant", "chars", "episodes",
-                "found", "asked", "ask_chars"):
+                "found", "asked", "ask_chars", "said"):
         row[key] = sum(r[key] for r in members)
     row["max_irrelevant"] = max(r["max_irrelevant"] for r in members)
     return row
@@ -608,8 +626,9 @@ def _total(group: str, members: List[dict]) -> dict:
 def render(data: dict, show: bool) -> List[str]:
     head = ("project", "sessions", "repeats", "before", "at", "later", "never", "in time",
             "notes", "irrelevant", "max/sess", "chars/sess", "episodes", "found", "asked",
-            "ask/sess")
-    fmt = "{:<22}{:>9}{:>8}{:>7}{:>5}{:>6}{:>6}{:>8}{:>6}{:>11}{:>9}{:>11}{:>9}{:>6}{:>6}{:>9}"
+            "ask/sess", "said")
+    fmt = ("{:<22}{:>9}{:>8}{:>7}{:>5}{:>6}{:>6}{:>8}{:>6}{:>11}{:>9}{:>11}{:>9}{:>6}{:>6}{:>9}"
+           "{:>6}")
     lines = [fmt.format(*head)]
     for r in data["rows"]:
         timely = f"{(r['before'] + r['at']) / r['repeats']:.0%}" if r["repeats"] else "-"
@@ -617,7 +636,7 @@ def render(data: dict, show: bool) -> List[str]:
                                 r["later"], r["never"], timely, r["notes"], r["irrelevant"],
                                 r["max_irrelevant"], round(r["chars"] / max(1, r["sessions"])),
                                 r["episodes"], r["found"], r["asked"],
-                                round(r["ask_chars"] / max(1, r["sessions"]))))
+                                round(r["ask_chars"] / max(1, r["sessions"])), r["said"]))
     if data.get("missed"):
         lines.append("missed repeats: " + ", ".join(f"{k} {v}" for k, v in
                                                     sorted(data["missed"].items())))

@@ -41,9 +41,9 @@ def episode(repo, sid="s1", agent="claude") -> None:
          agent)
 
 
-def stop(repo, sid="s1", active=False, agent="claude", env=None) -> str:
+def stop(repo, sid="s1", active=False, agent="claude", env=None, said="Installed.") -> str:
     return hook({"hook_event_name": "Stop", "session_id": sid, "stop_hook_active": active,
-                 "last_assistant_message": "Installed.", "cwd": str(repo)}, agent, env)
+                 "last_assistant_message": said, "cwd": str(repo)}, agent, env)
 
 
 def test_the_stop_hook_asks_once_with_the_evidence(repo, store):
@@ -211,3 +211,98 @@ def test_distill_keeps_nothing_from_a_bad_or_negative_answer(repo, store, run, t
     assert code == 0, err
     (result,) = json.loads(out)["results"]
     assert result["action"] == why and Memory(str(store)).folded("cards") == {}
+
+
+def prompt(repo, text: str, sid="s1") -> str:
+    return hook({"hook_event_name": "UserPromptSubmit", "session_id": sid, "prompt": text,
+                 "cwd": str(repo)})
+
+
+def call(repo, command: str, sid="s1", n=1) -> None:
+    hook({"hook_event_name": "PostToolUse", "session_id": sid, "tool_use_id": f"{sid}-c{n}",
+          "tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(repo),
+          "tool_response": {"stdout": "", "stderr": "", "interrupted": False}})
+
+
+def test_the_person_stepping_in_is_asked_about_once(repo, store):
+    """A prompt that came while the agent was at work (no Stop since the last prompt: Claude
+    Code fires none on an interrupt) is quoted in the question; a later Stop asks no more."""
+    prompt(repo, "get the release out")
+    call(repo, "git push origin HEAD:main")
+    prompt(repo, "no commits directly to main, ever; open a branch and a PR")
+    reason = json.loads(stop(repo))["reason"]
+    assert reason.startswith("self-learning-skills, before you finish: the person stepped in")
+    assert ("the person stepped in while you ran `git push origin HEAD:main`: `no commits "
+            "directly to main, ever; open a branch and a PR` (episode obs_") in reason
+    assert "holds beyond this task" in reason and "failed:" not in reason
+    (ask,) = [s for s in map(json.loads, (store / "surfacings.jsonl").read_text().splitlines())
+              if s["event"] == "ask"]
+    assert len(ask["stepped"]) == 1 and "episodes" not in ask
+    assert stop(repo) == ""  # asked once about the person's words
+
+
+def test_a_finished_turn_a_short_word_or_a_recorded_card_is_not_asked_about(repo, store, run):
+    prompt(repo, "get the release out")
+    call(repo, "git push origin HEAD:main")
+    assert stop(repo, said="Pushed.") == ""
+    prompt(repo, "now tag it as v1.2 and push the tag")  # after a finished turn: a new task
+    call(repo, "git tag v1.2", n=2)
+    prompt(repo, "ok continue")  # stepped in, but said too little to teach anything
+    assert stop(repo, said="Tagged.") == ""
+    prompt(repo, "start the changelog entry", "s2")
+    call(repo, "git log --oneline", "s2")
+    prompt(repo, "we only do patch bumps while in prerelease mode", "s2")
+    code, _, err = run(["record"], json.dumps({"aha_cards": [{
+        "title": "Prerelease: patch bumps only", "solution_steps": ["bump patch"]}]}))
+    assert code == 0, err
+    assert stop(repo, "s2") == ""  # the agent already wrote it down
+
+
+def test_a_refusal_with_the_persons_words_is_asked_about(repo, store):
+    hook({"hook_event_name": "PostToolUseFailure", "session_id": "s1", "tool_use_id": "r1",
+          "tool_name": "Bash", "tool_input": {"command": "pip3 install requests"},
+          "cwd": str(repo), "error": "The user doesn't want to proceed with this tool use. The "
+          "tool use was rejected. To tell you how to proceed, the user said:\nwe use uv in "
+          "this repository, never pip"})
+    reason = json.loads(stop(repo))["reason"]
+    assert "stepped in while you ran `pip3 install requests`: `we use uv in this repository, " \
+           "never pip`" in reason
+
+
+def test_failures_and_the_persons_words_are_each_asked_once(repo, store):
+    """Asked about a failure at one Stop, the session is still asked about the person's words
+    at a later one (each once), and one message holds both when they are due together."""
+    episode(repo)
+    first = json.loads(stop(repo))["reason"]
+    assert "failed:" in first and "stepped in" not in first
+    prompt(repo, "go on with the docs")
+    call(repo, "ls docs", n=3)
+    prompt(repo, "write the docs in British English, as the rest of them are")
+    second = json.loads(stop(repo, said="Docs written."))["reason"]
+    assert "failed:" not in second and "British English" in second
+    assert stop(repo, said="Done.") == ""
+    episode(repo, "s2")
+    prompt(repo, "please stop and use the project's virtualenv at .venv", "s2")
+    both = json.loads(stop(repo, "s2"))["reason"]
+    assert "1. `pip3 install requests` failed:" in both and "2. the person stepped in" in both
+    assert stop(repo, "s2") == ""
+
+
+def test_an_answer_to_the_agents_own_question_is_no_stepping_in():
+    """A prompt after a plan or a question put to the person is the answer the agent asked
+    for; after another call it came unasked; words given when refusing a call or a plan count,
+    not those answering a question."""
+    def obs(i, event, **kw):
+        return dict({"id": f"o{i}", "event": event, "tool_kind": "other"}, **kw)
+    words = "use the staging cluster for this, never production"
+    log = [obs(1, "prompt", prompt="plan the migration"),
+           obs(2, "tool_success", tool="ExitPlanMode"),
+           obs(3, "prompt", prompt=words),
+           obs(4, "tool_success", tool="Bash", tool_kind="shell", args="kubectl get pods"),
+           obs(5, "prompt", prompt=words),
+           obs(6, "tool_failure", tool="ExitPlanMode", error="The user doesn't want to proceed "
+               "with this tool use. To tell you how to proceed, the user said:\n" + words),
+           obs(7, "tool_failure", tool="AskUserQuestion", error="The user doesn't want to "
+               "proceed with this tool use. To tell you how to proceed, the user said:\n" + words)]
+    assert [(c["id"], c["during"]) for c in episodes.stepped_in(log)] == [
+        ("o5", "kubectl get pods"), ("o6", "ExitPlanMode")]

@@ -12,8 +12,12 @@ Must not import cli or surfacing.
 from ..observation.commands import RUNS, command_family, folder, segments, words
 from ..storage import fastjson
 from ..storage import posixfs as fs
-from .mine_base import ignored, missing, test_verdict
+from .mine_base import ASKS_USER, ignored, missing, test_verdict
+from .mine_clusters import user_words
 
+MIN_SAID = 5              # words of what the person said, at least, to be worth asking about
+QUESTIONS = ("askuserquestion", "ask_user", "request_user_input")  # tools asking the person:
+                          # what they answer there was asked for, not a stepping in
 WINDOW = 20                # tool events after a failure searched for the call that worked
 MAX_STEPS = 4              # steps between a failure and its recovery kept as evidence
 TAIL = 1024 * 1024         # bytes of observations.jsonl read for one session
@@ -145,6 +149,38 @@ def find(observations: list) -> list:
                 break
             if not _looking(later):
                 steps.append(step(later))
+    return out
+
+
+def stepped_in(observations: list) -> list:
+    """Where the person stepped in during one session, in order: ``{id, ts, said, during}``.
+
+    A prompt that came unasked while the agent was still at work (tool calls since the last
+    prompt, the last of them no plan or question put to the person, and no end of turn: Claude
+    Code fires no Stop when the person interrupts), or a call (a plan too, not a question to
+    them) they refused with words of their own. What a person says there is the clearest lesson there is when it holds beyond the
+    task ("no commits directly to main, ever"); whether it does is the agent's judgement, so
+    nothing here reads the words, but their length."""
+    out, working, during = [], False, ""
+    for obs in observations:
+        event = obs.get("event")
+        if event in ("tool_success", "tool_failure", "permission_denied"):
+            tool = str(obs.get("tool") or "").lower()
+            said = user_words(obs) if event != "tool_success" and tool not in QUESTIONS else ""
+            if len(said.split()) >= MIN_SAID:
+                out.append({"id": obs.get("id"), "ts": obs.get("ts") or "", "said": said,
+                            "during": step(obs)})
+            # (a plan or a question put to the person hands them the turn: their answer is asked)
+            working = tool not in ASKS_USER
+            during = step(obs)
+        elif event == "prompt":
+            said = str(obs.get("prompt") or "")
+            if working and len(said.split()) >= MIN_SAID:
+                out.append({"id": obs.get("id"), "ts": obs.get("ts") or "", "said": said,
+                            "during": during})
+            working = False
+        elif event in ("stop", "session_start", "compact"):
+            working = False
     return out
 
 

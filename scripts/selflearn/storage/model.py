@@ -114,7 +114,9 @@ CARD_FIELDS = _COMMON + [
           "right after (references/SURFACING.md)."),
     Field("episode", "str", "The episode a lesson was written from: the id of the failed "
           "call's observation, as the Stop hook's question names it; the tool derives `call` "
-          "from it, so the lesson comes back at that call."),
+          "from it, so the lesson comes back at that call. For the person's words (a prompt or a "
+          "refusal the question quoted) it is that observation's id, and the lesson has no "
+          "call: it comes back with the advice."),
     Field("screen_accepted", "object", "A person accepted this content although the safety "
           "screen flagged it: `{digest, ts, by, reasons}`; void once the content changes."),
     Field("input_shape", "object", "Schema-like summary of the inputs."),
