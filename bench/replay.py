@@ -583,7 +583,8 @@ def measure(which: str, only: str, maintain_after: bool, answers: bool = False) 
                 found = [dict(e, found=e["tool_use_id"] in runs[e["session"]]["found"],
                               asked=e["tool_use_id"] in runs[e["session"]]["asked"])
                          for e in eps if e["session"] in runs]
-                rows.append(_row(project, sessions[0]["group"], judged, sess, found))
+                rows.append(dict(_row(project, sessions[0]["group"], judged, sess, found),
+                                 **reach(sess, byid)))
                 details.append({"project": project, "repeats": judged, "sessions": sess,
                                 "episodes": found})
     finally:
@@ -599,6 +600,23 @@ def measure(which: str, only: str, maintain_after: bool, answers: bool = False) 
             if rep.get("why"):
                 whys[rep["why"]] = whys.get(rep["why"], 0) + 1
     return {"schema": 1, "rows": rows, "details": details, "missed": whys}
+
+
+def reach(sess: List[dict], byid: Dict[str, dict]) -> dict:
+    """Whether what the agent recorded reaches the later sessions it concerns: for each gold
+    lesson recorded (the first time), its later sessions (the gold's ``seen_in``), and in how
+    many of them a note stated it (``states``), at any moment."""
+    later, reached, done = 0, 0, set()
+    for i, s in enumerate(sess):
+        for gid in s["recorded"]:
+            if gid in done or gid not in byid:
+                continue
+            done.add(gid)
+            for t in sess[i + 1:]:
+                if t["session"] in byid[gid].get("seen_in", []):
+                    later += 1
+                    reached += any(states(byid[gid], n["text"]) for n in t["notes"])
+    return {"later": later, "reached": reached}
 
 
 def _row(project: str, group: str, judged: List[dict], sess: List[dict], eps: List[dict]) -> dict:
@@ -617,7 +635,7 @@ def _row(project: str, group: str, judged: List[dict], sess: List[dict], eps: Li
 def _total(group: str, members: List[dict]) -> dict:
     row = {"project": f"total {group}", "set": group}
     for key in ("sessions", "repeats", *PLACES, "notes", "irrelevant", "chars", "episodes",
-                "found", "asked", "ask_chars", "said"):
+                "found", "asked", "ask_chars", "said", "later", "reached"):
         row[key] = sum(r[key] for r in members)
     row["max_irrelevant"] = max(r["max_irrelevant"] for r in members)
     return row
@@ -626,9 +644,9 @@ def _total(group: str, members: List[dict]) -> dict:
 def render(data: dict, show: bool) -> List[str]:
     head = ("project", "sessions", "repeats", "before", "at", "later", "never", "in time",
             "notes", "irrelevant", "max/sess", "chars/sess", "episodes", "found", "asked",
-            "ask/sess", "said")
+            "ask/sess", "said", "reached")
     fmt = ("{:<22}{:>9}{:>8}{:>7}{:>5}{:>6}{:>6}{:>8}{:>6}{:>11}{:>9}{:>11}{:>9}{:>6}{:>6}{:>9}"
-           "{:>6}")
+           "{:>6}{:>8}")
     lines = [fmt.format(*head)]
     for r in data["rows"]:
         timely = f"{(r['before'] + r['at']) / r['repeats']:.0%}" if r["repeats"] else "-"
@@ -636,7 +654,8 @@ def render(data: dict, show: bool) -> List[str]:
                                 r["later"], r["never"], timely, r["notes"], r["irrelevant"],
                                 r["max_irrelevant"], round(r["chars"] / max(1, r["sessions"])),
                                 r["episodes"], r["found"], r["asked"],
-                                round(r["ask_chars"] / max(1, r["sessions"])), r["said"]))
+                                round(r["ask_chars"] / max(1, r["sessions"])), r["said"],
+                                f"{r['reached']}/{r['later']}"))
     if data.get("missed"):
         lines.append("missed repeats: " + ", ".join(f"{k} {v}" for k, v in
                                                     sorted(data["missed"].items())))

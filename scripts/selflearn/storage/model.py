@@ -108,10 +108,11 @@ CARD_FIELDS = _COMMON + [
     Field("trigger", "str", "Mined: the command family or tool whose use gives the lesson a "
           "chance to matter."),
     Field("call", "object", "Set by the tool: the call the lesson is about, `{tool, family, "
-          "needs, skip, folder, error}`: a later call of that family naming every `needs` word "
-          "(and run in `folder`, when set) gets the lesson just in time, unless it already "
-          "carries every `skip` word (the fix); a failure sharing its `error` words gets it "
-          "right after (references/SURFACING.md)."),
+          "needs, skip, folder, error, also}`: a later call of that family naming every "
+          "`needs` word (and run in `folder`, when set) gets the lesson just in time, unless it "
+          "already carries every `skip` word (the fix); a failure sharing its `error` words (or "
+          "those of `also`: the failures of later episodes the same lesson was recorded from "
+          "again, newest 4) gets it right after (references/SURFACING.md)."),
     Field("episode", "str", "The episode a lesson was written from: the id of the failed "
           "call's observation, as the Stop hook's question names it; the tool derives `call` "
           "from it, so the lesson comes back at that call. For the person's words (a prompt or a "

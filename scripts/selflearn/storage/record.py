@@ -174,8 +174,10 @@ def _bare(word: str) -> str:
 
 
 def _content(card: dict) -> dict:
+    """What a person reviews of a card: not its bookkeeping, nor the tool's ``call`` (where
+    it comes back, widened when it is learned again)."""
     return {k: v for k, v in card.items() if not k.startswith("_")
-            and k not in ("ts", "v", "status", "note", "last_touched_ts")}
+            and k not in ("ts", "v", "status", "note", "last_touched_ts", "call")}
 
 
 def _merge(existing: dict, new: dict, override: bool) -> dict:
@@ -192,6 +194,24 @@ def _merge(existing: dict, new: dict, override: bool) -> dict:
     out["ts"] = model.iso()
     out["v"] = model.SCHEMA_VERSION
     return out
+
+
+MAX_FACES = 4  # other failures a lesson recorded again is also triggered by (``call.also``)
+
+
+def _widened(before: dict, version: dict, new: Optional[dict]) -> dict:
+    """A lesson recorded again from another episode keeps its first call as its trigger, and
+    the new failure's words (``new``, the call the tool derived from its episode) become another
+    face of it (``call.also``, newest kept): the same lesson learned twice comes back at either
+    failure."""
+    old = before.get("call")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return version
+    faces = [f for f in old.get("also") or [] if isinstance(f, list)]
+    error = new.get("error")
+    if isinstance(error, list) and error and error != old.get("error") and error not in faces:
+        faces = (faces + [error])[-MAX_FACES:]
+    return dict(version, call=dict(old, also=faces) if faces else old)
 
 
 def _back_to_review(version: dict, before: dict, source: str) -> dict:
@@ -230,11 +250,15 @@ def _plan_section(kind: str, name: str, items: List[dict], known, taken,
         if current(clean.get("id")) is not None:
             before = current(clean["id"])
             version, action = _merge(before, clean, override=True), "updated"
-            version = _back_to_review(version, before, source) if kind == "card" else version
+            if kind == "card":
+                version = _widened(before, version, clean.get("call"))
+                version = _back_to_review(version, before, source)
         elif keyed(dedup_key(clean)) is not None and not clean.get("id"):
             before = keyed(dedup_key(clean))
             version, action = _merge(before, clean, override=False), "reinforced"
-            version = _back_to_review(version, before, source) if kind == "card" else version
+            if kind == "card":
+                version = _widened(before, version, clean.get("call"))
+                version = _back_to_review(version, before, source)
             signals.append({"kind": f"{prefix}_reinforced", f"{prefix}_id": version["id"],
                             "source": "record", "context": "equivalent record merged"})
         else:

@@ -53,8 +53,9 @@ def call_of(card: dict) -> Optional[dict]:
     call = card.get("call")
     quoted = said_errors(card) if card.get("origin") != "mined" else []
     if isinstance(call, dict) and isinstance(call.get("family"), str) and call["family"]:
-        quoted = [q for q in quoted if q != call.get("error")]
-        return dict(call, also=quoted) if quoted else call
+        faces = [f for f in call.get("also") or [] if isinstance(f, list)]  # (recorded again)
+        also = faces + [q for q in quoted if q != call.get("error") and q not in faces]
+        return dict(call, also=also) if also else call
     tags = card.get("tags") or []
     family = card.get("trigger")
     if card.get("origin") == "mined" and isinstance(family, str) and family \
