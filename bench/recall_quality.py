@@ -10,7 +10,8 @@ unanswerable queries returned nothing.
 `--set real` measures the real set instead (bench/recall/real/: 355 queries taken verbatim from
 the sessions of bench/learning/, labelled, a held-out half; cards written from the gold lessons
 plus 101 confusers) and reports, by set (tuning / held-out) and by kind, recall@5 and MRR@5 of
-the expected card, and how many cards come back for the queries no card answers.
+the expected card, how many cards come back for the queries no card answers, and the ceiling:
+recall@5 of plain BM25 with no floor at all, which no floor or cut can exceed.
 Usage: python3 bench/recall_quality.py [--set old|real|both] [--format text|json] [--show]
 """
 import argparse
@@ -22,7 +23,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "bench", "recall")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
-from selflearn.surfacing import catalog  # noqa: E402
+from selflearn.surfacing import catalog, search  # noqa: E402
 
 # Questions about things no card covers: the answer must be "nothing".
 UNANSWERABLE = ("kubernetes helm chart values override", "translate the app into french",
@@ -109,11 +110,22 @@ def _group(rows: list) -> dict:
         out["mrr_at_5"] = round(sum(1 / r["rank"] for r in answerable if 0 < r["rank"] <= TOP) / n, 3)
         out["recall_at_5_any"] = round(sum(1 for r in answerable if 0 < r["rank_any"] <= TOP) / n, 3)
         out["returned_mean"] = round(sum(r["returned"] for r in answerable) / n, 2)
+        out["ceiling_at_5"] = round(sum(1 for r in answerable if 0 < r["ceiling"] <= TOP) / n, 3)
     if silent:
         n = len(silent)
         out["null_returned_mean"] = round(sum(r["returned"] for r in silent) / n, 2)
         out["null_silent"] = round(sum(1 for r in silent if not r["returned"]) / n, 3)
     return out
+
+
+def ceiling(query: str, expected: str, cards: list) -> int:
+    """The expected card's rank under plain BM25 with no floor and no cut (every card holding
+    a word of the query comes back, 0 when it holds none): how far any floor could reach."""
+    scores = search.bm25(query, cards)
+    if not expected or not any(c["id"] == expected and s > 0 for c, s in zip(cards, scores)):
+        return 0
+    best = next(s for c, s in zip(cards, scores) if c["id"] == expected)
+    return 1 + sum(1 for s in scores if s > best)
 
 
 def measure_real() -> dict:
@@ -128,6 +140,7 @@ def measure_real() -> dict:
         rank = ids.index(q["expected"]) + 1 if q["expected"] in ids else 0
         rows.append({"session": q["session"], "set": q["set"], "kind": q["kind"], "from": q["from"],
                      "expected": q["expected"], "also": q.get("also", []), "rank": rank,
+                     "ceiling": ceiling(q["query"], q["expected"], shaped),
                      "rank_any": min(ranks) if ranks else 0, "returned": len(ids), "top": ids[:3],
                      "query": q["query"]})
     groups = []
@@ -154,15 +167,17 @@ def print_real(data: dict, show: bool) -> None:
     print(f"real set: {data['queries']} queries over {data['cards']} cards "
           f"({data['gold_cards']} from gold lessons, {data['cards'] - data['gold_cards']} confusers)")
     print(f"{'set':<9} {'kind':<26} {'n':>4} {'ans':>4} {'R@5':>6} {'MRR@5':>6} {'R@5any':>6} "
-          f"{'ret':>6} {'null':>4} {'nullret':>7} {'silent':>6}")
+          f"{'ceil':>6} {'ret':>6} {'null':>4} {'nullret':>7} {'silent':>6}")
     for g in data["groups"]:
         print(f"{g['set']:<9} {g['kind']:<26} {g['queries']:>4} {g['answerable']:>4} "
               f"{_cell(g.get('recall_at_5'), '.3f'):>6} {_cell(g.get('mrr_at_5'), '.3f'):>6} "
-              f"{_cell(g.get('recall_at_5_any'), '.3f'):>6} {_cell(g.get('returned_mean'), '.1f'):>6} "
+              f"{_cell(g.get('recall_at_5_any'), '.3f'):>6} {_cell(g.get('ceiling_at_5'), '.3f'):>6} "
+              f"{_cell(g.get('returned_mean'), '.1f'):>6} "
               f"{g['null']:>4} {_cell(g.get('null_returned_mean'), '.1f'):>7} "
               f"{_cell(g.get('null_silent'), '.3f'):>6}")
     print("R@5, MRR@5: the expected card in the top 5 (reciprocal rank); R@5any: the expected card or "
-          "one of `also`; ret: cards returned for answerable queries; nullret, silent: cards returned "
+          "one of `also`; ceil: R@5 of plain BM25 with no floor or cut (what any floor could reach); "
+          "ret: cards returned for answerable queries; nullret, silent: cards returned "
           "for queries whose expected is null, and the share that returned nothing.")
     if show:
         for r in data["rows"]:
