@@ -606,7 +606,7 @@ def reach(sess: List[dict], byid: Dict[str, dict]) -> dict:
     """Whether what the agent recorded reaches the later sessions it concerns: for each gold
     lesson recorded (the first time), its later sessions (the gold's ``seen_in``), and in how
     many of them a note stated it (``states``), at any moment."""
-    later, reached, done = 0, 0, set()
+    after, reached, done = 0, 0, set()
     for i, s in enumerate(sess):
         for gid in s["recorded"]:
             if gid in done or gid not in byid:
@@ -614,9 +614,9 @@ def reach(sess: List[dict], byid: Dict[str, dict]) -> dict:
             done.add(gid)
             for t in sess[i + 1:]:
                 if t["session"] in byid[gid].get("seen_in", []):
-                    later += 1
+                    after += 1
                     reached += any(states(byid[gid], n["text"]) for n in t["notes"])
-    return {"later": later, "reached": reached}
+    return {"after": after, "reached": reached}
 
 
 def _row(project: str, group: str, judged: List[dict], sess: List[dict], eps: List[dict]) -> dict:
@@ -635,7 +635,7 @@ def _row(project: str, group: str, judged: List[dict], sess: List[dict], eps: Li
 def _total(group: str, members: List[dict]) -> dict:
     row = {"project": f"total {group}", "set": group}
     for key in ("sessions", "repeats", *PLACES, "notes", "irrelevant", "chars", "episodes",
-                "found", "asked", "ask_chars", "said", "later", "reached"):
+                "found", "asked", "ask_chars", "said", "after", "reached"):
         row[key] = sum(r[key] for r in members)
     row["max_irrelevant"] = max(r["max_irrelevant"] for r in members)
     return row
@@ -655,7 +655,7 @@ def render(data: dict, show: bool) -> List[str]:
                                 r["max_irrelevant"], round(r["chars"] / max(1, r["sessions"])),
                                 r["episodes"], r["found"], r["asked"],
                                 round(r["ask_chars"] / max(1, r["sessions"])), r["said"],
-                                f"{r['reached']}/{r['later']}"))
+                                f"{r['reached']}/{r['after']}"))
     if data.get("missed"):
         lines.append("missed repeats: " + ", ".join(f"{k} {v}" for k, v in
                                                     sorted(data["missed"].items())))

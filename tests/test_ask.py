@@ -360,3 +360,23 @@ def test_a_lesson_recorded_again_from_another_failure_comes_back_at_either(repo,
                 "tool_name": "Bash", "tool_input": {"command": "make lint"}, "cwd": str(repo),
                 "error": "Exit code 2\n" + findings["s2"].replace("exec.go:30:7", "run.go:8:2")})
     assert saved["id"] in out
+
+
+def test_a_call_a_hook_blocked_and_what_got_it_through_is_an_episode():
+    """A hook refuses the first Edit of a workflow file and a Write of that file then goes
+    through: an episode (the block is the lesson's cause). A call the person refused is none:
+    their words are asked about apart."""
+    block = ("PreToolUse:Edit hook error: [python3 hooks/security_reminder_hook.py]: You are "
+             "editing a GitHub Actions workflow file")
+    obs = [{"id": "o1", "event": "tool_failure", "tool": "Edit", "tool_kind": "edit",
+            "file": "/r/.github/workflows/ci.yml", "args": "/r/.github/workflows/ci.yml",
+            "error": block},
+           {"id": "o2", "event": "tool_success", "tool": "Write", "tool_kind": "write",
+            "file": "/r/.github/workflows/ci.yml", "args": "/r/.github/workflows/ci.yml"},
+           {"id": "o3", "event": "tool_failure", "tool": "Edit", "tool_kind": "edit",
+            "file": "/r/app.py", "args": "/r/app.py", "error": "The user doesn't want to "
+            "proceed with this tool use. The tool use was rejected."},
+           {"id": "o4", "event": "tool_success", "tool": "Edit", "tool_kind": "edit",
+            "file": "/r/app.py", "args": "/r/app.py"}]
+    assert [(e["id"], e["worked_id"], e["cause"]) for e in episodes.find(obs)] == [
+        ("o1", "o2", block)]

@@ -47,8 +47,9 @@ def _of_session(data: bytes, session_id: str) -> list:
 
 
 def _teaches(obs: dict) -> bool:
-    """A failure that can teach something about the project or its tools."""
-    if obs.get("event") != "tool_failure" or ignored(obs):
+    """A failure that can teach something about the project or its tools: also a call a hook
+    or a policy blocked (what got it through is the lesson), never one the person refused."""
+    if obs.get("event") != "tool_failure" or ignored(obs, blocked=False):
         return False
     cause = " ".join(str(obs.get("error") or "").split("\n", 1)[0].split())
     return bool(cause) and not test_verdict(cause)
@@ -72,12 +73,14 @@ def _targets(obs: dict) -> list:
 
 
 def _same_job(failed: dict, other: dict) -> bool:
-    """Whether ``other`` does what ``failed`` tried: a family or the program in common, two
-    words after the program, or a path of one inside a path of the other (``tree lib`` and
-    ``find lib -type d``)."""
+    """Whether ``other`` does what ``failed`` tried: a family or the program in common, the
+    same file, two words after the program, or a path of one inside a path of the other
+    (``tree lib`` and ``find lib -type d``)."""
     a, b = _families(failed), _families(other)
     if a & b or {f.split()[0] for f in a} & {f.split()[0] for f in b}:
         return True
+    if failed.get("file") and failed.get("file") == other.get("file"):
+        return True  # a file tool's call on the same file (an Edit refused, then a Write)
     if {_script(f) for f in a} & {_script(f) for f in b} - {""}:
         return True  # one package manager's script through another (`pnpm test`, `bun test`)
     said = _said(failed)

@@ -124,13 +124,14 @@ def missing(obs: dict) -> bool:
     return not name or bool(_PROGRAM.fullmatch(name))
 
 
-def ignored(obs: dict) -> bool:
+def ignored(obs: dict, blocked: bool = True) -> bool:
     """Interrupted, refused or protocol failures: kept in the log, never a failure lesson (a
-    refusal is the denials miner's, which would otherwise make a second card of it)."""
+    refusal is the denials miner's, which would otherwise make a second card of it). With
+    ``blocked`` False, a call a hook or a policy blocked is no such failure."""
     if obs.get("interrupted") is True or obs.get("exit_code") in IGNORED_EXIT_CODES:
         return True
     error = str(obs.get("error") or "").lower()
-    if any(marker in error for marker in IGNORED_ERRORS + REJECTED + BLOCKED):
+    if any(marker in error for marker in IGNORED_ERRORS + REJECTED + (BLOCKED if blocked else ())):
         return True
     if obs.get("tool_kind") == "mcp":
         server = str(obs.get("tool") or "").split("__")[1:2]
