@@ -12,8 +12,7 @@ Must not import cli or surfacing.
 from ..observation.commands import RUNS, command_family, folder, segments, words
 from ..storage import fastjson
 from ..storage import posixfs as fs
-from .mine_base import ASKS_USER, ignored, missing, test_verdict
-from .mine_clusters import user_words
+from .mine_base import ASKS_USER, ignored, missing, test_verdict, user_words
 
 MIN_SAID = 5              # words of what the person said, at least, to be worth asking about
 QUESTIONS = ("askuserquestion", "ask_user", "request_user_input")  # tools asking the person:

@@ -140,6 +140,13 @@ def ignored(obs: dict, blocked: bool = True) -> bool:
     return obs.get("tool_kind") != "shell" and any(marker in error for marker in PROTOCOL_ERRORS)
 
 
+def user_words(obs: dict) -> str:
+    """What the user typed when rejecting a call (Claude Code hands it on after ``SAID``), or ''."""
+    text = str(obs.get("error") or obs.get("reason") or "")
+    at = text.lower().find(SAID)
+    return text[at + len(SAID):].strip() if at >= 0 else ""
+
+
 def cut(text: str, limit: int) -> str:
     text = " ".join(str(text or "").replace("`", "'").split())
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional
 from ..storage import config as project_config
 from . import fingerprint
 from ..storage import paths
-from .mine_base import ASKS_USER, BLOCKED, REJECTED, SAID, confidence
+from .mine_base import ASKS_USER, BLOCKED, REJECTED, confidence
 
 MAX_EVIDENCE_SESSIONS = 5   # sessions cited in a card's evidence; later ones only raise counts
 PRUNE_TO = 0.9              # a full cluster map is pruned down to this share of its limit
@@ -114,13 +114,6 @@ def refusal(obs: dict) -> str:
     if any(marker in error for marker in BLOCKED):
         return "blocked"
     return ""
-
-
-def user_words(obs: dict) -> str:
-    """What the user typed when rejecting a call (Claude Code hands it on after ``SAID``), or ''."""
-    text = str(obs.get("error") or obs.get("reason") or "")
-    at = text.lower().find(SAID)
-    return text[at + len(SAID):].strip() if at >= 0 else ""
 
 
 def config_digest(value) -> str:

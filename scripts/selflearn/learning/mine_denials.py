@@ -20,8 +20,8 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from . import fingerprint
-from .mine_base import BLOCKED, MIN_SESSIONS, REJECTED, Run, Setup, confidence, cut
-from .mine_clusters import Clusters, finding, refusal, seen_lines, session_of, user_words
+from .mine_base import BLOCKED, MIN_SESSIONS, REJECTED, Run, Setup, confidence, cut, user_words
+from .mine_clusters import Clusters, finding, refusal, seen_lines, session_of
 from ..observation import commands
 
 KIND = "denials"

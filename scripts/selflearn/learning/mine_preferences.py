@@ -18,9 +18,9 @@ from typing import Dict, List, Optional, Tuple
 
 from . import fingerprint
 from ..storage.errors import SelfLearningError
-from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored
+from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, user_words
 from .mine_clusters import (Clusters, config_changed, config_digest, config_where, finding,
-                            refusal, repo_config, seen_lines, session_of, user_words)
+                            refusal, repo_config, seen_lines, session_of)
 from ..storage.screen import fence
 
 KIND = "preferences"
