@@ -380,3 +380,20 @@ def test_a_call_a_hook_blocked_and_what_got_it_through_is_an_episode():
             "file": "/r/app.py", "args": "/r/app.py"}]
     assert [(e["id"], e["worked_id"], e["cause"]) for e in episodes.find(obs)] == [
         ("o1", "o2", block)]
+
+
+def test_doctor_says_how_often_the_agent_was_asked_and_answered(repo, store, run):
+    episode(repo)
+    eid = json.loads(stop(repo))["reason"].split("(episode ")[1].split(")")[0]
+    prompt(repo, "deploy it", "s2")
+    call(repo, "make deploy", "s2")
+    prompt(repo, "never deploy on a Friday afternoon, wait for Monday", "s2")
+    assert "stepped in" in json.loads(stop(repo, "s2"))["reason"]
+    assert run(["record"], json.dumps({"aha_cards": [{
+        "title": "pip3 refuses here: use uv", "solution_steps": ["uv pip install <pkg>"],
+        "episode": eid}]}))[0] == 0
+    code, out, _ = run(["doctor"])
+    assert ("questions at the end of a turn: 1 about failures, 1 about the person's words; "
+            "1 lesson(s) recorded in answer") in out
+    assert json.loads(run(["doctor", "--format", "json"])[1])["questions"] == {
+        "failures": 1, "stepped": 1, "answered": 1}

@@ -111,8 +111,11 @@ def _precompile() -> None:
 
 def _add_doctor(sub) -> None:
     p = sub.add_parser("doctor", help="hooks installed and firing? store healthy? kill switch?",
-                       description="Reports the kill switch, each agent's hook registrations "
-                       "and last event, the store's files and modes, links in the store and "
+                       description="Reports the kill switch, when learning last ran and what "
+                       "it produced, how often the end-of-turn question asked the agent to "
+                       "write a lesson down and how many it recorded, each agent's hook "
+                       "registrations and last event, the store's files and modes, links in "
+                       "the store and "
                        "the hook errors logged in errors.jsonl (delete it once you have read "
                        "it). Exits 1 when it reports a problem or a hook error, so a script or "
                        "CI step can stop on it; --report-only exits 0 whatever it finds.",

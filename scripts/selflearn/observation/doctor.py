@@ -100,7 +100,7 @@ def check(memory: Memory, repo_root: str, skill_dir: str = "") -> dict:
         if agent["registrations"] and not agent["last_event"]:
             problems.append(f"{name}: hooks installed but no event seen yet (start a session)")
     return {"store": memory.root, "disabled": paths.kill_switch(repo_root), "agents": agents,
-            "learning": learning(memory),
+            "learning": learning(memory), "questions": questions(memory),
             "files": files, "errors": len(errors), "loose_modes": loose,
             "recent_errors": errors[-ERRORS_SHOWN:],
             "problems": problems, "healthy": not problems and not errors}
@@ -130,6 +130,28 @@ def learning(memory: Memory) -> dict:
     return out
 
 
+def questions(memory: Memory) -> dict:
+    """How often the end-of-turn question asked the agent to write a lesson down (about
+    failures it recovered from, about the person's words), and how many lessons name an
+    episode it asked about: whether the loop closes, as the agent answers it."""
+    asked, named = {"failures": 0, "stepped": 0}, set()
+    for srf in memory.load("surfacings") if _ours(memory, "surfacings") else []:
+        if srf.get("event") != "ask":
+            continue
+        for key, kind in (("episodes", "failures"), ("stepped", "stepped")):
+            if isinstance(srf.get(key), list) and srf[key]:
+                asked[kind] += 1
+                named.update(i for i in srf[key] if isinstance(i, str))
+    cards = memory.folded("cards").values() if _ours(memory, "cards") else []
+    return dict(asked, answered=sum(1 for c in cards if c.get("episode") in named))
+
+
+def _questions_line(info: dict) -> str:
+    return (f"questions at the end of a turn: {info['failures']} about failures, "
+            f"{info['stepped']} about the person's words; {info['answered']} lesson(s) "
+            "recorded in answer")
+
+
 def _learning_line(info: dict) -> str:
     if not info["last_run"]:
         return ("learning: has not run yet (the hooks start it after a session ends; "
@@ -147,7 +169,7 @@ def _learning_line(info: dict) -> str:
 def render(data: dict) -> List[str]:
     lines = [f"store: {data['store']}",
              f"observation: {'OFF (' + data['disabled'] + ')' if data['disabled'] else 'on'}",
-             _learning_line(data["learning"])]
+             _learning_line(data["learning"]), _questions_line(data["questions"])]
     for name, agent in data["agents"].items():
         where = ", ".join(agent.get("registrations") or agent["installed"]) or "not installed"
         last = agent["last_event"]
