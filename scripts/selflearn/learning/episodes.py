@@ -160,9 +160,10 @@ def stepped_in(observations: list) -> list:
     A prompt that came unasked while the agent was still at work (tool calls since the last
     prompt, the last of them no plan or question put to the person, and no end of turn: Claude
     Code fires no Stop when the person interrupts), or a call (a plan too, not a question to
-    them) they refused with words of their own. What a person says there is the clearest lesson there is when it holds beyond the
-    task ("no commits directly to main, ever"); whether it does is the agent's judgement, so
-    nothing here reads the words, but their length."""
+    them) they refused with words of their own. What a person says there is the clearest
+    lesson there is when it holds beyond the task ("no commits directly to main, ever");
+    whether it does is the agent's judgement, so nothing here reads the words, but their
+    length."""
     out, working, during = [], False, ""
     for obs in observations:
         event = obs.get("event")

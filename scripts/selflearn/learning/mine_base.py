@@ -131,7 +131,8 @@ def ignored(obs: dict, blocked: bool = True) -> bool:
     if obs.get("interrupted") is True or obs.get("exit_code") in IGNORED_EXIT_CODES:
         return True
     error = str(obs.get("error") or "").lower()
-    if any(marker in error for marker in IGNORED_ERRORS + REJECTED + (BLOCKED if blocked else ())):
+    markers = IGNORED_ERRORS + REJECTED + (BLOCKED if blocked else ())
+    if any(marker in error for marker in markers):
         return True
     if obs.get("tool_kind") == "mcp":
         server = str(obs.get("tool") or "").split("__")[1:2]

@@ -1,19 +1,19 @@
-"""At the end of a turn, ask the agent once to write down what it just learned.
+"""At the end of a turn, ask the agent to write down what it just learned.
 
 When a turn ends (Claude Code and Codex ``Stop``, Gemini ``AfterAgent``, Cursor ``stop``)
 and this session recovered from a failure (``learning.episodes``) that no lesson covers and
 the agent recorded nothing for, or the person stepped in (interrupted the agent's work with a
 prompt, or refused a call with words of their own) and the agent recorded nothing since, the
-hook answers with the client's "go on" (``decision:
-block`` and a ``reason``; Gemini ``deny``; Cursor ``followup_message``): the reason carries
-the evidence in a few lines, quoted as data, and asks the agent to ``record`` the lesson in
-its own words with the episode's id (for the person's words: only what holds beyond the
-task), or to say that nothing is worth keeping. Never twice in a session about failures, nor
-twice about the person's words (each ask is logged in ``surfacings.jsonl`` with what it
-named; one message when both are due), never while the client says a stop hook
-already made it go on, never for an episode a lesson covers (the trigger table matches its
-failure, or a note was shown at it) or one the agent already recorded a card for. Off with
-``SELF_LEARNING_ASK=off`` or ``"advice": {"ask": false}`` in config.json. Must not import cli.
+hook answers with the client's "go on" (``decision: block`` and a ``reason``; Gemini
+``deny``; Cursor ``followup_message``): the reason carries the evidence in a few lines,
+quoted as data, and asks the agent to ``record`` the lesson in its own words with the
+episode's id (for the person's words: only what holds beyond the task), or to say that
+nothing is worth keeping. Never twice in a session about failures, nor twice about the
+person's words (each ask is logged in ``surfacings.jsonl`` with what it named; one message
+when both are due), never while the client says a stop hook already made it go on, never for
+an episode a lesson covers (the trigger table matches its failure, or a note was shown at it)
+or one the agent already recorded a card for. Off with ``SELF_LEARNING_ASK=off`` or
+``"advice": {"ask": false}`` in config.json. Must not import cli.
 """
 
 from ..learning import episodes
