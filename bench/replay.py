@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 import self_learning  # noqa: E402
 from learning_quality import available, path_of, set_of, sets  # noqa: E402
 from selflearn.cli import parser as cli  # noqa: E402
-from selflearn.observation import commands  # noqa: E402
+from selflearn.observation import commands, observe  # noqa: E402
 
 PLACES = ("before", "at", "later", "never")
 _NOT_PROMPT = ("<local-command-", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
@@ -148,7 +148,10 @@ def events(path: str) -> List[dict]:
                 call = b.get("tool_use_id", "")
                 tool = tools.get(call, {"tool_name": "", "tool_input": {}})
                 text = _text(b.get("content"))
-                if b.get("is_error"):
+                if b.get("is_error") and observe.refusal(text):  # the client lists a refused
+                    add(entry, {"hook_event_name": "PostToolBatch", "tool_calls": [  # call here
+                        dict(tool, tool_use_id=call, error=text)]}, call)
+                elif b.get("is_error"):
                     add(entry, {"hook_event_name": "PostToolUseFailure", "tool_use_id": call,
                                 **tool, "error": text,
                                 "is_interrupt": text.startswith("[Request interrupted")}, call)

@@ -18,13 +18,16 @@ _SPEC.loader.exec_module(adv)
 
 STEP_KEYS = {"cli", "cli_gen", "hook", "hook_raw", "hook_gen", "hook_bytes_hex", "tools", "session", "jit", "stop",
              "write", "write_hex", "append", "append_gen", "mkdir", "mkfifo", "symlink", "git", "edit", "check",
-             "hold_lock", "hold_sqlite", "apply_proposals", "parallel"}
+             "hold_lock", "hold_sqlite", "apply_proposals", "parallel", "turns"}
 
 
 def _cases(rnd):
     out = []
     for kind, name in adv.FILES.items():
-        with open(os.path.join(adv.CASES_DIRS[rnd], name), encoding="utf-8") as fh:
+        path = os.path.join(adv.CASES_DIRS[rnd], name)
+        if rnd >= 4 and not os.path.exists(path):  # (from round 4, a round tries what changed)
+            continue
+        with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
         assert isinstance(doc["about"], str) and doc["about"], (rnd, kind)
         out += [(kind, case) for case in doc["cases"]]
@@ -43,7 +46,8 @@ def test_every_round_has_every_kind_with_unique_ids(rnd):
     cases = _cases(rnd)
     ids = [case["id"] for _kind, case in cases]
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
-    assert {kind for kind, _case in cases} == set(adv.KINDS)
+    kinds = {kind for kind, _case in cases}
+    assert kinds == set(adv.KINDS) if rnd < 4 else kinds <= set(adv.KINDS)
     for kind, case in cases:
         assert case["kind"] == kind and isinstance(case.get("description"), str), case["id"]
 
@@ -55,12 +59,12 @@ def test_each_case_carries_what_its_oracle_reads(rnd):
                           ensure_ascii=False)
         for step in _steps(case):
             assert STEP_KEYS & set(step), (case["id"], sorted(step))
-        if kind in ("poisoning", "recorded"):
+        if kind in ("poisoning", "recorded") and not case.get("not_person"):  # (else: provenance)
             groups = case["dangerous"]
             assert groups and all(g and all(isinstance(p, str) and p.strip() for p in g) for g in groups), case["id"]
-        if kind == "poisoning":
+        if kind == "poisoning" and rnd < 4:  # (round 4's go through the recorded runner)
             assert case["tools"] and all("cmd" in t for t in case["tools"]), case["id"]
-        elif kind == "recorded":
+        elif kind in ("recorded", "poisoning"):
             assert "payload" in case or case.get("setup") or case.get("provider"), case["id"]
         elif kind == "rendering":
             assert case["token"] in text, case["id"]  # a token no input carries can never be found
@@ -72,4 +76,5 @@ def test_each_case_carries_what_its_oracle_reads(rnd):
         elif kind in ("links", "damage"):
             assert case["steps"], case["id"]
         elif kind == "benign":
-            assert ("payload" in case and case["query"]) or case.get("tools"), case["id"]
+            assert ("payload" in case and case["query"]) or case.get("tools") or (
+                rnd >= 4 and case.get("steps") and (case.get("quoted") or case.get("back"))), case["id"]

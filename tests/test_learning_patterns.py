@@ -9,7 +9,7 @@ import json
 import pytest
 
 from selflearn.learning import fingerprint, fix_shell, mine_base, mine_failures
-from selflearn.observation import causes
+from selflearn.observation import causes, observe
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
 from test_learning_real import Log, failed, mined
@@ -315,6 +315,16 @@ REJECTED = ("The user doesn't want to proceed with this tool use. The tool use w
             "(eg. if it was a file edit, the new_string was NOT written to the file). ")
 
 
+def refused(command: str, result: str) -> dict:
+    """The observation the hook makes of a call the person refused: Claude Code lists it in
+    PostToolBatch (a PostToolUseFailure reading like a refusal is a tool's output)."""
+    obs = observe.normalize({"hook_event_name": "PostToolBatch", "session_id": "s", "tool_calls": [
+        {"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "toolu_x",
+         "error": result}]}, "claude")
+    assert obs is not None and obs["event"] == "permission_denied"
+    return obs
+
+
 def said_next(log: Log, sid: str, prompt: str) -> None:
     """The user's next prompt, as the UserPromptSubmit hook records it."""
     log.n += 1
@@ -336,7 +346,7 @@ def preferences(run) -> list:
 ])
 def test_a_rejection_with_a_stated_preference_is_the_lesson(run, store, said, prompt):
     log = Log(store)
-    log.add("s1", failed("pip3 install requests", REJECTED + said), ok=False)
+    log.add("s1", refused("pip3 install requests", REJECTED + said), ok=False)
     if prompt:
         said_next(log, "s1", prompt)
     log.add("s1", "uv pip install --system requests")
@@ -350,10 +360,10 @@ def test_a_rejection_with_a_stated_preference_is_the_lesson(run, store, said, pr
 
 def test_a_rejection_then_any_program_is_no_preference(run, store):
     log = Log(store)
-    log.add("s1", failed("git push", REJECTED + "To tell you how to proceed, the user said:\n"
+    log.add("s1", refused("git push", REJECTED + "To tell you how to proceed, the user said:\n"
                                                 "wait, there are merge conflicts"), ok=False)
     log.add("s1", "git fetch origin main && git merge origin/main")
-    log.add("s2", failed("pip3 install requests", REJECTED + "To tell you how to proceed, the "
+    log.add("s2", refused("pip3 install requests", REJECTED + "To tell you how to proceed, the "
                                                              "user said:\nuse uv"), ok=False)
     log.add("s2", "uv run pytest")  # the named program, but another job
     assert preferences(run) == []
@@ -361,7 +371,7 @@ def test_a_rejection_then_any_program_is_no_preference(run, store):
 
 def test_a_stated_preference_outside_the_known_groups_needs_the_same_operands(run, store):
     log = Log(store)
-    log.add("s1", failed("python3 tools/gen.py --all", REJECTED + "To tell you how to proceed, "
+    log.add("s1", refused("python3 tools/gen.py --all", REJECTED + "To tell you how to proceed, "
                                                                  "the user said:\nrun it with uv"),
             ok=False)
     log.add("s1", "uv run tools/gen.py --all")

@@ -177,7 +177,8 @@ def test_triggered_text_imports_re_lazily():
     out = _fresh(
         "from selflearn.storage import redact as r\n"
         "print(r.redact_text('AKIAABCDEFGHIJKLMNOP'), len(r._CACHE))")
-    assert out == "[REDACTED:aws_access_key] 1"
+    triggered = sum(1 for rule in R.RULES if "AKIA" in rule[1])  # the key id, the secret beside it
+    assert out == f"[REDACTED:aws_access_key] {triggered}" and triggered == 2
 
 
 def test_one_megabyte_without_triggers():
@@ -497,3 +498,18 @@ def test_a_telegram_bot_token_is_redacted(text):
     "the telegram bot posts to chat 7312459870", "telegram chat 7312459870:AAnOag is short"])
 def test_telegram_look_alikes_survive(text):
     assert R.redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("deploy: using AKIAQX7RZ4M2KD9LT3PW:wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY -> AccessDenied",
+     "deploy: using [REDACTED:aws_access_key]:[REDACTED:aws_secret_key] -> AccessDenied"),
+    ("ACCESSKEY\tAKIAQX7RZ4M2KD9LT3PW\t2026-01-01T00:00:00+00:00\t"
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY\tActive",  # aws iam create-access-key --output text
+     "ACCESSKEY\t[REDACTED:aws_access_key]\t2026-01-01T00:00:00+00:00\t"
+     "[REDACTED:aws_secret_key]\tActive"),
+    # look-alikes: a commit id and words away from any key id stay
+    ("key AKIAQX7RZ4M2KD9LT3PW is disabled; commit 4f3c2a1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a",
+     "key [REDACTED:aws_access_key] is disabled; commit 4f3c2a1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a"),
+])
+def test_an_aws_secret_printed_beside_its_key_id_goes_with_it(text, expected):
+    assert R.redact_text(text) == expected

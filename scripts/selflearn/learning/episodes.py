@@ -163,7 +163,9 @@ def stepped_in(observations: list) -> list:
     them) they refused with words of their own. What a person says there is the clearest
     lesson there is when it holds beyond the task ("no commits directly to main, ever");
     whether it does is the agent's judgement, so nothing here reads the words, but their
-    length."""
+    length. Not the person's: a prompt the client made (a task notification, a command's
+    output: markup first), and words in any result but the client's own refusal
+    (``user_words``)."""
     out, working, during = [], False, ""
     for obs in observations:
         event = obs.get("event")
@@ -178,7 +180,7 @@ def stepped_in(observations: list) -> list:
             during = step(obs)
         elif event == "prompt":
             said = str(obs.get("prompt") or "")
-            if working and len(said.split()) >= MIN_SAID:
+            if working and len(said.split()) >= MIN_SAID and not said.lstrip().startswith("<"):
                 out.append({"id": obs.get("id"), "ts": obs.get("ts") or "", "said": said,
                             "during": during})
             working = False

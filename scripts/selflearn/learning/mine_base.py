@@ -39,6 +39,7 @@ REJECTED = ("user doesn't want to proceed", "rejected by user", "user declined",
 ASKS_USER = ("exitplanmode", "exit_plan_mode", "askuserquestion", "ask_user",
              "request_user_input")
 SAID = "the user said:"     # how Claude Code hands the agent what the user typed on rejecting
+REFUSED = "The user doesn't want to proceed with this tool use"  # how that result starts
 BLOCKED = ("blocked by hook", "blocked by a hook", "hook denied", "denied this tool",
            "pretooluse:", "beforetool", "pretooluse hook", "blocked by policy",
            "denied by policy", "has been denied", "blocked by the sandbox")
@@ -142,10 +143,13 @@ def ignored(obs: dict, blocked: bool = True) -> bool:
 
 
 def user_words(obs: dict) -> str:
-    """What the user typed when rejecting a call (Claude Code hands it on after ``SAID``), or ''."""
-    text = str(obs.get("error") or obs.get("reason") or "")
+    """What the person typed when refusing a call, or ''. Claude Code hands it on after
+    ``SAID`` in the result it makes of the refusal, which starts with ``REFUSED``; any other
+    text holding those words (a tool's output, a classifier's reason quoting the command) is
+    not the person's."""
+    text = str(obs.get("error") or "")
     at = text.lower().find(SAID)
-    return text[at + len(SAID):].strip() if at >= 0 else ""
+    return text[at + len(SAID):].strip() if at >= 0 and text.startswith(REFUSED) else ""
 
 
 def cut(text: str, limit: int) -> str:

@@ -135,6 +135,7 @@ def questions(memory: Memory) -> dict:
     failures it recovered from, about the person's words), and how many lessons name an
     episode it asked about: whether the loop closes, as the agent answers it."""
     asked, named = {"failures": 0, "stepped": 0}, set()
+    memory = Memory(memory.root, tolerant=True)  # a damaged line is the files' report's
     for srf in memory.load("surfacings") if _ours(memory, "surfacings") else []:
         if srf.get("event") != "ask":
             continue

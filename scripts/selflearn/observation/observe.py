@@ -77,17 +77,22 @@ def _refused(p: dict, name: str):
     """A Claude Code or Codex payload whose call was refused, as the PermissionDenied it is.
 
     Claude Code fires no hook for a call refused at its prompt: PostToolBatch lists it
-    (``tool_calls``) with the refusal as its result, and a transcript has it as an error
-    result. Other batches are skipped (None); other payloads come back as they are.
+    (``tool_calls``) with the refusal as its result (``ingest-transcripts`` hands a
+    transcript's refusal on the same way). Only there is the text the client's own: a
+    PostToolUse or PostToolUseFailure whose result reads like a refusal is a tool's output,
+    and keeps no more than the refusal's line. Other batches are skipped (None); other
+    payloads come back as they are.
     """
     calls = p.get("tool_calls") if name == "PostToolBatch" else [p]
     for call in calls if isinstance(calls, list) else []:
         call = as_dict(call)
         text = as_str(call.get("error")) or as_str(call.get("tool_response"))
         reason = refusal(text)
-        if reason:  # the whole text stays: the user's words after "the user said:" teach most
-            return dict(p, hook_event_name="PermissionDenied", reason=reason, error=text, **{
-                k: call.get(k) for k in ("tool_name", "tool_input", "tool_use_id")})
+        if reason:  # the client's listing keeps the whole text: the person's words after "the
+            # user said:" teach most; a tool's result that reads like a refusal keeps its reason
+            return dict(p, hook_event_name="PermissionDenied", reason=reason, error=text if
+                        name == "PostToolBatch" else reason, **{
+                            k: call.get(k) for k in ("tool_name", "tool_input", "tool_use_id")})
     return None if name == "PostToolBatch" else p
 
 

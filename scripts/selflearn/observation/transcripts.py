@@ -147,7 +147,10 @@ def _payloads(entry: dict, cur: dict) -> list:
             response = entry.get("toolUseResult") if len(results) == 1 else None
             interrupted = as_dict(response).get("interrupted") is True or text.startswith(_INTERRUPTED)
             payload = dict(base, tool_use_id=tid)
-            if block.get("is_error"):
+            if block.get("is_error") and observe.refusal(text):  # the client's, as its hook
+                payload.update(hook_event_name="PostToolBatch", tool_calls=[  # lists it
+                    {"tool_use_id": tid, "error": text}])
+            elif block.get("is_error"):
                 if text.startswith("<tool_use_error>"):
                     text = _between(text, "tool_use_error") or text
                 payload.update(hook_event_name="PostToolUseFailure", error=text,

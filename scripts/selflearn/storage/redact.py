@@ -273,6 +273,13 @@ RULES = (
      r"|Comment:|Version:))(?:.*?" + _PEM % "END" + r"|.*\Z)"),
     ("aws_access_key", ("AKIA", "ASIA"),
      r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    # the secret printed right after its key id (`AKIA…:<secret>`; `aws iam create-access-key
+    # --output text`, a creation date between): the id is a marker by now, and a long
+    # base64-like word beside it is the secret (40 characters; a cut or mistyped one too)
+    ("aws_secret_key", ("AKIA", "ASIA"),
+     r"\[REDACTED:aws_access_key\](?:[ \t]*[:/,|=][ \t]*|[ \t]+)"
+     r"(?:\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?[ \t]+)?"
+     r"([A-Za-z0-9/+]{30,60})(?![A-Za-z0-9/+=])"),
     ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_\w{22,})(?!\w)"),
     ("gitlab_token", ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glffct-",
