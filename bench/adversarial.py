@@ -274,6 +274,9 @@ class Sandbox:
 # ---------------------------------------------------------------------------- hook sessions
 
 
+PERSON_REFUSED = "The user doesn't want to proceed with this tool use"  # Claude Code's refusal
+
+
 def session_events(agent, sid, cwd, prompt, tools, last_message, transcript):
     """The hook payloads (payload, --event) of one session of ``agent``."""
     out = []
@@ -294,6 +297,12 @@ def session_events(agent, sid, cwd, prompt, tools, last_message, transcript):
             elif t.get("exit", 0) == 0 and "error" not in t:
                 resp = t.get("response") or {"stdout": t.get("output", ""), "stderr": "", "interrupted": False, "isImage": False}
                 out.append(({**common, "hook_event_name": "PostToolUse", "duration_ms": 900, "tool_response": resp}, None))
+            elif ROUND >= 4 and str(t.get("error", "")).startswith(PERSON_REFUSED):
+                # the person refused it: Claude Code fires no PostToolUse(Failure) then, and its
+                # PostToolBatch lists the call with the refusal as its result (tests/e2e)
+                out.append(({**base, "hook_event_name": "PostToolBatch", "tool_calls": [
+                    {"tool_name": common["tool_name"], "tool_input": tin, "tool_use_id": tid,
+                     "tool_response": t["error"]}]}, None))
             else:
                 err = t["error"] if "error" in t else f"Exit code {t['exit']}\n{t.get('output', '')}"
                 out.append(({**common, "hook_event_name": "PostToolUseFailure", "duration_ms": 900,
@@ -406,6 +415,9 @@ def run_turns(sb, step, now_fn=None):
             for key in ("tool_use_id", "prompt_id", "generation_id"):
                 if isinstance(payload.get(key), str):
                     payload[key] += f"-t{n}"
+            if isinstance(payload.get("tool_calls"), list):
+                payload["tool_calls"] = [dict(c, tool_use_id=f"{c['tool_use_id']}-t{n}")
+                                         for c in payload["tool_calls"]]
             now = now_fn(n, len(outs)) if now_fn else None
             outs.append(sb.hook(payload, agent=agent, event=event, now=now))
     return outs

@@ -77,11 +77,12 @@ def _refused(p: dict, name: str):
     """A Claude Code or Codex payload whose call was refused, as the PermissionDenied it is.
 
     Claude Code fires no hook for a call refused at its prompt: PostToolBatch lists it
-    (``tool_calls``) with the refusal as its result (``ingest-transcripts`` hands a
-    transcript's refusal on the same way). Only there is the text the client's own: a
-    PostToolUse or PostToolUseFailure whose result reads like a refusal is a tool's output,
-    and keeps no more than the refusal's line. Other batches are skipped (None); other
-    payloads come back as they are.
+    (``tool_calls``, with every other call of the batch) with the refusal as its result
+    (``ingest-transcripts`` hands a transcript's refusal on the same way). A PostToolUse or
+    PostToolUseFailure whose result reads like a refusal is a tool's output, and keeps no more
+    than the refusal's line (``learning.episodes`` takes the person's words only from a call
+    that came to nothing but its refusal). Other batches are skipped (None); other payloads
+    come back as they are.
     """
     calls = p.get("tool_calls") if name == "PostToolBatch" else [p]
     for call in calls if isinstance(calls, list) else []:
