@@ -15,7 +15,6 @@ from ..storage import posixfs as fs
 from .mine_base import ASKS_USER, ignored, missing, test_verdict, user_words
 
 MIN_SAID = 5              # words of what the person said, at least, to be worth asking about
-RESULTS = ("tool_success", "tool_failure", "permission_denied")  # what a call comes to
 QUESTIONS = ("askuserquestion", "ask_user", "request_user_input")  # tools asking the person:
                           # what they answer there was asked for, not a stepping in
 WINDOW = 20                # tool events after a failure searched for the call that worked
@@ -166,20 +165,13 @@ def stepped_in(observations: list) -> list:
     whether it does is the agent's judgement, so nothing here reads the words, but their
     length. Not the person's: a prompt the client made (a task notification, a command's
     output: markup first), and words in any result but the client's own refusal
-    (``user_words``) of a call that came to nothing else (Claude Code fires no PostToolUse for
-    a refused call; a tool's output reading like a refusal comes with its own)."""
+    (``user_words``; the hook keeps no refusal of a call that came to a result of its own)."""
     out, working, during = [], False, ""
-    results: dict = {}  # tool-use id -> results observed: a refused call has its refusal alone
-    for obs in observations:
-        if obs.get("event") in RESULTS:
-            results[obs.get("tool_use_id")] = results.get(obs.get("tool_use_id"), 0) + 1
     for obs in observations:
         event = obs.get("event")
-        if event in RESULTS:
+        if event in ("tool_success", "tool_failure", "permission_denied"):
             tool = str(obs.get("tool") or "").lower()
-            refused = event != "tool_success" and tool not in QUESTIONS and \
-                bool(obs.get("tool_use_id")) and results[obs.get("tool_use_id")] == 1
-            said = user_words(obs) if refused else ""
+            said = user_words(obs) if event != "tool_success" and tool not in QUESTIONS else ""
             if len(said.split()) >= MIN_SAID:
                 out.append({"id": obs.get("id"), "ts": obs.get("ts") or "", "said": said,
                             "during": step(obs)})

@@ -129,9 +129,16 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
     stamp, sign = _stamp(), identity(raw, payload, obs, opts["event"])
     record = {"v": 1, "id": f"obs_{_compact(stamp)}_{sign}", "ts": stamp, **obs}
     line = fit_record(record)
+    twin = _twin_check(sign)
+    answered = _answered(record.get("tool_use_id") or "") \
+        if payload.get("hook_event_name") == "PostToolBatch" else None  # a refusal it lists
+
+    def unless(tail: bytes) -> bool:
+        return twin(tail) or (answered is not None and answered(tail))
     if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
-                              unless=_twin_check(sign)):
-        return None  # a second registration fired the same payload: stored (and injected) once
+                              unless=unless):
+        return None  # a second registration fired the same payload, or (PostToolBatch) the
+        # call came to a result of its own already: a tool's output reading like a refusal
     # not stored: the command (its first ``toolcall.MAX_COMMAND`` characters) and the client's
     # event name, for what is shown at a call
     record["_command"], record["_hook"] = obs.command, payload.get("hook_event_name") or ""
@@ -160,6 +167,24 @@ def _twin_check(sign: str):
             if tail[at:at + 20] in stamps:
                 return True
             at = tail.find(needle, at)
+        return False
+    return seen
+
+
+def _answered(tool_use_id: str):
+    """A test for the store's tail: did this call come to a result of its own (PostToolUse or
+    PostToolUseFailure)? Claude Code fires neither for a call the person refused, and lists
+    every call of a batch in PostToolBatch: one that came to a result and reads like a refusal
+    there is a tool's output (a file that starts with the refusal's words), not the person."""
+    needle = b'"tool_use_id": ' + fastjson.dumps(tool_use_id).encode("utf-8") + b","
+
+    def seen(tail: bytes) -> bool:
+        at = tail.find(needle) if tool_use_id else -1
+        while at >= 0:
+            end = tail.find(b"\n", at)
+            if b'"event": "pre_tool"' not in tail[tail.rfind(b"\n", 0, at) + 1:end]:
+                return True
+            at = tail.find(needle, at + len(needle))
         return False
     return seen
 

@@ -80,9 +80,9 @@ def _refused(p: dict, name: str):
     (``tool_calls``, with every other call of the batch) with the refusal as its result
     (``ingest-transcripts`` hands a transcript's refusal on the same way). A PostToolUse or
     PostToolUseFailure whose result reads like a refusal is a tool's output, and keeps no more
-    than the refusal's line (``learning.episodes`` takes the person's words only from a call
-    that came to nothing but its refusal). Other batches are skipped (None); other payloads
-    come back as they are.
+    than the refusal's line; and the hook keeps no refusal PostToolBatch lists for a call that
+    came to a result of its own (``hook._answered``). Other batches are skipped (None); other
+    payloads come back as they are.
     """
     calls = p.get("tool_calls") if name == "PostToolBatch" else [p]
     for call in calls if isinstance(calls, list) else []:
