@@ -433,3 +433,16 @@ def test_doctor_says_how_often_the_agent_was_asked_and_answered(repo, store, run
             "1 lesson(s) recorded in answer") in out
     assert json.loads(run(["doctor", "--format", "json"])[1])["questions"] == {
         "failures": 1, "stepped": 1, "answered": 1}
+
+
+def test_a_refusal_after_the_client_asked_the_person_keeps_their_words(repo, store):
+    """The permission prompt (PermissionRequest) and the call's start are no result of the
+    call: the refusal PostToolBatch lists after them is still the person's."""
+    base = {"session_id": "s1", "cwd": str(repo), "tool_use_id": "r1", "tool_name": "Bash",
+            "tool_input": {"command": "pip3 install requests"}}
+    hook({**base, "hook_event_name": "PreToolUse"})
+    hook({**base, "hook_event_name": "PermissionRequest", "permission_suggestions": []})
+    hook({"hook_event_name": "PostToolBatch", "session_id": "s1", "cwd": str(repo),
+          "tool_calls": [{**{k: base[k] for k in ("tool_use_id", "tool_name", "tool_input")},
+                          "error": REFUSED}]})
+    assert "we use uv in this repository, never pip" in json.loads(stop(repo))["reason"]

@@ -129,12 +129,9 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
     stamp, sign = _stamp(), identity(raw, payload, obs, opts["event"])
     record = {"v": 1, "id": f"obs_{_compact(stamp)}_{sign}", "ts": stamp, **obs}
     line = fit_record(record)
-    twin = _twin_check(sign)
-    answered = _answered(record.get("tool_use_id") or "") \
-        if payload.get("hook_event_name") == "PostToolBatch" else None  # a refusal it lists
-
-    def unless(tail: bytes) -> bool:
-        return twin(tail) or (answered is not None and answered(tail))
+    unless = _twin_check(sign)
+    if payload.get("hook_event_name") == "PostToolBatch":  # a refusal it lists
+        unless = _answered(record.get("tool_use_id") or "", unless)
     if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
                               unless=unless):
         return None  # a second registration fired the same payload, or (PostToolBatch) the
@@ -171,18 +168,25 @@ def _twin_check(sign: str):
     return seen
 
 
-def _answered(tool_use_id: str):
-    """A test for the store's tail: did this call come to a result of its own (PostToolUse or
-    PostToolUseFailure)? Claude Code fires neither for a call the person refused, and lists
-    every call of a batch in PostToolBatch: one that came to a result and reads like a refusal
-    there is a tool's output (a file that starts with the refusal's words), not the person."""
+RESULTS = (b'"event": "tool_success"', b'"event": "tool_failure"',
+           b'"event": "permission_denied"')  # what a call came to (not its request or its start)
+
+
+def _answered(tool_use_id: str, twin):
+    """``twin``, or a test for the store's tail: did this call come to a result of its own
+    (PostToolUse or PostToolUseFailure)? Claude Code fires neither for a call the person
+    refused, and lists every call of a batch in PostToolBatch: one that came to a result and
+    reads like a refusal there is a tool's output (a file that starts with the refusal's
+    words), not the person."""
     needle = b'"tool_use_id": ' + fastjson.dumps(tool_use_id).encode("utf-8") + b","
 
     def seen(tail: bytes) -> bool:
+        if twin(tail):
+            return True
         at = tail.find(needle) if tool_use_id else -1
         while at >= 0:
-            end = tail.find(b"\n", at)
-            if b'"event": "pre_tool"' not in tail[tail.rfind(b"\n", 0, at) + 1:end]:
+            line = tail[tail.rfind(b"\n", 0, at) + 1:tail.find(b"\n", at)]
+            if any(event in line for event in RESULTS):
                 return True
             at = tail.find(needle, at + len(needle))
         return False
