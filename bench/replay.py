@@ -19,7 +19,10 @@ Per project also: the episodes behind the gold lessons (bench/learning/episodes.
 derived from gold.json), how many the episode finder found and how many the Stop hook's
 question named; `--answer` lets a scripted agent answer that question with the gold lesson
 the episode states (the lesson an agent that lived through it would write), so the replay
-shows what reaches the next sessions when the agent answers.
+shows what reaches the next sessions when the agent answers: `said` counts the person's words
+the question quoted, `reached` in how many of their later sessions (the gold's `seen_in`) the
+lessons the agent recorded were stated. A turn the person interrupted ends with no Stop, and a
+call they refused comes in PostToolBatch alone, as with the real client.
 Each set of the manifest (tuning, held-out, held-out-2, ...) gets a total row of its own.
 Usage: python3 bench/replay.py [--set all|tuning|held-out|held-out-2|...] [--project P] [--show]
                                [--format text|json] [--maintain-after-session] [--answer]
@@ -154,7 +157,7 @@ def events(path: str) -> List[dict]:
                 elif b.get("is_error"):
                     add(entry, {"hook_event_name": "PostToolUseFailure", "tool_use_id": call,
                                 **tool, "error": text,
-                                "is_interrupt": text.startswith("[Request interrupted")}, call)
+                                "is_interrupt": text.startswith(_INTERRUPTED)}, call)
                 else:
                     response = entry.get("toolUseResult") if len(results) == 1 else None
                     if not isinstance(response, dict) or not response.get("stdout"):
