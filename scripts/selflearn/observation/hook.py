@@ -174,10 +174,10 @@ RESULTS = (b'"event": "tool_success"', b'"event": "tool_failure"',
 
 def _answered(tool_use_id: str, twin):
     """``twin``, or a test for the store's tail: did this call come to a result of its own
-    (PostToolUse or PostToolUseFailure)? Claude Code fires neither for a call the person
-    refused, and lists every call of a batch in PostToolBatch: one that came to a result and
-    reads like a refusal there is a tool's output (a file that starts with the refusal's
-    words), not the person."""
+    (PostToolUse, PostToolUseFailure, PermissionDenied)? Claude Code fires none of them for a
+    call the person refused, and lists every call of a batch in PostToolBatch: one that came
+    to a result and reads like a refusal there is a tool's output (a file that starts with the
+    refusal's words) or a classifier's denial, not the person."""
     needle = b'"tool_use_id": ' + fastjson.dumps(tool_use_id).encode("utf-8") + b","
 
     def seen(tail: bytes) -> bool:
