@@ -11,6 +11,7 @@ import re
 from typing import Callable, List, NamedTuple
 
 from ..observation import causes
+from ..observation.observe import REFUSALS
 
 STATE_FILE = "mine_state.json"  # the miners' checkpoint and aggregates (also read by suggest-skills)
 
@@ -39,7 +40,7 @@ REJECTED = ("user doesn't want to proceed", "rejected by user", "user declined",
 ASKS_USER = ("exitplanmode", "exit_plan_mode", "askuserquestion", "ask_user",
              "request_user_input")
 SAID = "the user said:"     # how Claude Code hands the agent what the user typed on rejecting
-REFUSED = "The user doesn't want to proceed with this tool use"  # how that result starts
+REFUSED = REFUSALS[0]      # how Claude Code's result of a call the person refused starts
 BLOCKED = ("blocked by hook", "blocked by a hook", "hook denied", "denied this tool",
            "pretooluse:", "beforetool", "pretooluse hook", "blocked by policy",
            "denied by policy", "has been denied", "blocked by the sandbox")
