@@ -392,53 +392,6 @@ def test_a_claude_result_without_an_explicit_failure_stays_a_success():
     assert obs["event"] == "tool_success"
 
 
-# --- 6. conventions ---------------------------------------------------------------------------
-
-def edit(path: str, old: str, new: str) -> dict:
-    return {"tool": "Edit", "tool_kind": "edit", "file": path, "args": path,
-            "edit_old": old, "edit_new": new}
-
-
-def mined_edits(run) -> list:
-    code, out, err = run(["mine", "--kind", "edits", "--format", "json"])
-    assert code == 0, err
-    return [lesson["card"] for lesson in json.loads(out)["lessons"]]
-
-
-def test_a_substitution_is_a_convention_only_once_a_second_session_makes_it(run, store):
-    """One refactoring in one session (cc-backend, bench/learning held-out-2: the request's
-    ctx passed into twelve query calls) is one decision, however many files and names it
-    touched: no convention; the noctx demand of entire-cli, met again in a second session,
-    is one."""
-    log = Log(store)
-    for path, name in (("/w/repo/jobs.go", "Query"), ("/w/repo/users.go", "QueryRow"),
-                       ("/w/repo/tags.go", "Query"), ("/w/repo/stats.go", "QueryRow")):
-        log.add("s1", edit(path, f"\trows, err := r.DB.{name}(q, id)",
-                           f"\trows, err := r.DB.{name}Context(ctx, q, id)"))
-    log.add("s1", edit("/w/cmd/git_operations.go", '\tcmd := exec.Command("git", "config")',
-                       '\tcmd := exec.CommandContext(ctx, "git", "config")'))
-    log.add("s1", edit("/w/cmd/hooks.go", '\tout, err := exec.Command("git", "rev-parse").Output()',
-                       '\tout, err := exec.CommandContext(ctx, "git", "rev-parse").Output()'))
-    assert mined_edits(run) == []  # one session: one piece of evidence
-    log.add("s2", edit("/w/cmd/clean.go", '\tcmd := exec.Command("git", "clean")',
-                       '\tcmd := exec.CommandContext(ctx, "git", "clean")'))
-    (card,) = mined_edits(run)
-    assert card["title"] == "Write `CommandContext(ctx,`, not `Command(` (convention)"
-    assert card["confidence"] == mine_base.CONFIDENCE_START
-    assert "convention" in card["tags"] and "in 2 sessions" in card["problem"]
-
-
-def test_a_cut_string_or_a_pure_insertion_is_no_convention():
-    assert mine_edits_substitution('x := sessionID+"-1"', 'x := "entire-"+sessionID') is None
-    assert mine_edits_substitution("return err", "return fmt.Errorf(\"x: %w\", err)") is None
-    assert mine_edits_substitution("a = 1", "a = 2") is None  # nothing named
-
-
-def mine_edits_substitution(old, new):
-    from selflearn.learning import mine_edits
-    return mine_edits.substitution(old, new)
-
-
 # --- 8. the most specific step first -----------------------------------------------------------
 
 def test_the_fix_comes_before_a_diagnostic_however_often_that_ran():

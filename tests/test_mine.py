@@ -586,7 +586,7 @@ def test_unreadable_line_is_a_warning(run, store):
     assert err.startswith(f"self_learning: warning: {log.path}:5: not JSON (")
 
 
-KNOWN = "failures, edits, bypass, denials, preferences, sequences"
+KNOWN = "failures, bypass, denials, preferences, sequences"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,7 +1,7 @@
-"""mine --kind edits|bypass|denials|preferences: planted patterns are found, noise is not.
+"""mine --kind bypass|denials|preferences: planted patterns are found, noise is not.
 
 Each miner gets a synthetic observation log per seed: planted patterns (the same
-correction, bypass, denial or preference in several sessions, with varying files,
+bypass, denial or preference in several sessions, with varying files,
 arguments and ids) mixed with realistic noise (unrelated edits and commands, one-session
 coincidences, plain failures, approvals answered by failures, ...). Precision and recall
 are computed over several seeds and printed.
@@ -14,7 +14,7 @@ import pytest
 
 from selflearn.observation import observe
 from selflearn.storage import config
-from selflearn.learning import fingerprint, mine, mine_bypass, mine_denials, mine_edits
+from selflearn.learning import fingerprint, mine, mine_bypass, mine_denials
 from selflearn.learning import mine_preferences
 from selflearn.storage import model
 from test_mine import Log, _ghij, cards, js, shell, snapshot
@@ -95,158 +95,26 @@ def precision_recall(run, store, kind, make_log, expected, capsys):
     return precision, recall, wrong
 
 
-# --- edits ------------------------------------------------------------------------------------
+# --- edits: no miner -------------------------------------------------------------------------
 
-# name -> (expected change key, maker(rng, var) -> list of edit events forming the correction)
-def _safe_load(r, v):
+def _safe_load(v):
     return [edit(f"/repo/src/{v}.py", "", f"import yaml\n{v} = yaml.load(fh)"),
             edit(f"/repo/src/{v}.py", f"{v} = yaml.load(fh)", f"{v} = yaml.safe_load(fh)")]
 
 
-def _await(r, v):
-    return [edit(f"/repo/web/{v}.ts", f"const {v} = 1;", f"const {v} = fetch(url_{v});"),
-            edit(f"/repo/web/{v}.ts", f"const {v} = fetch(url_{v});",
-                 f"const {v} = await fetch(url_{v});")]
-
-
-def _assert_equal(r, v):
-    return [edit(f"/repo/tests/test_{v}.py", "pass", f"self.assertEquals({v}, {r.randint(1, 9)})"),
-            edit(f"/repo/tests/test_{v}.py", f"self.assertEquals({v}, ",
-                 f"self.assertEqual({v}, ")]
-
-
-def _undo(r, v):
-    return [edit(f"/repo/conf/{v}.toml", "timeout = 30", "timeout = 5"),
-            edit(f"/repo/conf/{v}.toml", "timeout = 5", "timeout = 30")]
-
-
-def _logger(r, v):
-    return [edit(f"/repo/app/{v}.py", "return x", f"print(\"{v}\", x)\n    return x"),
-            edit(f"/repo/app/{v}.py", f"print(\"{v}\", x)", f"logger.info(\"{v}\", x)")]
-
-
-PLANTED_EDITS = {"load -> safe_load": _safe_load, "fetch -> await fetch": _await,
-                 "assertEquals -> assertEqual": _assert_equal, "5 -> 30": _undo,
-                 "print -> logger . info": _logger}
-
-
-def edits_log(seed):
-    rng = random.Random(seed)
-    sessions = new_sessions(rng)
-    names = list(sessions)
-    for maker in PLANTED_EDITS.values():
-        for sid in rng.sample(names, rng.randint(2, 4)):
-            sessions[sid] += maker(rng, _ghij(rng, 5))
-    for _ in range(150):
-        sid, w, roll = rng.choice(names), _ghij(rng, 6), rng.random()
-        path = f"/repo/lib/{_ghij(rng, 4)}.py"
-        if roll < 0.3:  # unrelated edits of one file, one after the other
-            sessions[sid] += [edit(path, "import os", f"import os\nimport {w}"),
-                              edit(path, "def main():", f"def main({w}):")]
-        elif roll < 0.4:  # a correction made in one session only, even three times
-            sessions[sid] += [edit(path, "", f"{w} = compute_{w}()"),
-                              edit(path, f"compute_{w}", f"calc_{w}")] * 3
-        elif roll < 0.55:  # the same change of code the agent did not write: a convention
-            sessions[sid].append(edit(path, "var total = 0", "let total = 0"))
-        elif roll < 0.65:  # too short to be held by chance
-            sessions[sid] += [edit(path, "a", "b"), edit(path, "b = a + c", "b = a - c")]
-        elif roll < 0.75:  # a failed edit is not an edit
-            sessions[sid] += [edit(path, "", "x = yaml.load(fh)"),
-                              edit(path, "x = yaml.load(fh)", "x = yaml.full_load(fh)",
-                                   "tool_failure")]
-        else:
-            sessions[sid].append(("tool_success", shell(f"ls {w}", "ls")))
-    return interleave(rng, sessions)
-
-
-def test_edits_planted_corrections_are_found_and_noise_is_not(run, store, capsys):
-    precision, recall, wrong = precision_recall(run, store, "edits", edits_log,
-                                                set(PLANTED_EDITS) | {"convention|var -> let"},
-                                                capsys)
-    assert wrong == [] and (precision, recall) == (1.0, 1.0)
-
-
-def test_edits_card_says_write_y_directly_and_cites_evidence(run, store):
+def test_an_edit_corrected_or_a_substitution_made_in_two_sessions_teaches_nothing(run, store):
+    """The edits miner was deleted (references/LEARNING.md, "No miner of edits"): on real
+    sessions its 4 lessons were 2 noise and 2 wrong. What the agent keeps correcting, and the
+    substitutions it makes, are left to the agent to record."""
     log = Log(store)
-    written = []
     for sid in ("sa", "sb"):
-        written += log.append([log.obs(sid, e, **f) for e, f in _safe_load(None, "cfg_" + sid)])
-    (lesson,) = js(run, "--kind", "edits")["lessons"]
-    card = lesson["card"]
-    digest = fingerprint.digest("load -> safe_load", fold_case=False)
-    assert card["key"] == f"mined:edits:{digest}"
-    assert card["title"] == "Write `safe_load` directly, not `load`"
-    assert card["solution_steps"] == ["write `safe_load` in the first edit instead of `load`"]
-    assert (card["origin"], card["status"], card["confidence"]) == ("mined", "candidate", 0.4)
-    assert (card["first_seen"], card["last_seen"]) == (written[1]["ts"], written[3]["ts"])
-    assert card["evidence"][0] == ("example (/repo/src/cfg_sa.py): `cfg_sa = yaml.load(fh)` -> "
-                                   "`cfg_sa = yaml.safe_load(fh)`")
-    assert f"seen {written[3]['ts']} in session sb ({written[3]['id']})" in card["evidence"]
-    assert card["observations"] == 2 and "correction" in card["tags"]
-    assert card["trigger"] == mine_edits.TRIGGER == "edit"
-    assert model.check("card", lesson["card"], "card") == []
-    # recurs: the same change maps to the lesson, another change or event does not
-    assert mine_edits.recurs(log.obs("sc", **_safe_load(None, "z")[1][1])) == digest
-    assert mine_edits.recurs(log.obs("sc", **edit("/a.py", "x = 1", "x = 2")[1])) != digest
-    assert mine_edits.recurs(log.obs("sc", **shell("ls", "ls"))) is None
-    assert mine_edits.recurs(log.obs("sc", "tool_failure", **_safe_load(None, "z")[1][1])) is None
-
-
-def test_edits_of_one_session_teach_nothing_however_many_files_they_touch(run, store):
-    """A self-correction repeated in several files of one session, or the same change of code
-    the agent did not write, is one decision: a second session makes it a lesson."""
-    log = Log(store)
-    for sid, services in (("s1", ("api", "worker")), ("s2", ("web",))):
-        for svc in services:  # the agent writes `bash -lc`, then corrects it each time
-            log.append([log.obs(sid, e, **f) for e, f in (
-                edit(f"/repo/{svc}/Dockerfile", "", 'FROM alpine\nRUN bash -lc "make build"'),
-                edit(f"/repo/{svc}/Dockerfile", 'RUN bash -lc "make build"',
-                     'RUN sh -c "make build"'))])
-        for name in services:  # existing tests, corrected one after the other
-            log.append([log.obs(sid, e, **f) for e, f in (
-                edit(f"/repo/tests/test_{name}.py", "self.assertEquals(total, 3)",
-                     "self.assertEqual(total, 3)"),)])
-        if sid == "s1":
-            assert js(run, "--kind", "edits")["lessons"] == []
-    lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "edits")["lessons"]}
-    assert sorted(lessons) == ["bash - lc -> sh - c", "convention|assertEquals -> assertEqual"]
-    sh = lessons["bash - lc -> sh - c"]
-    assert sh["title"] == "Write `sh -c` directly, not `bash -lc`"
-    assert sh["problem"].endswith("(3 time(s) in 2 session(s))")
-    assert lessons["convention|assertEquals -> assertEqual"]["title"] == (
-        "Write `assertEqual`, not `assertEquals` (convention)")
-
-
-def test_edits_undo_is_tagged_and_whitespace_does_not_matter(run, store):
-    log = Log(store)
-    for sid, spaces in (("a", " "), ("b", "   ")):
-        log.append([log.obs(sid, e, **f) for e, f in _undo(None, "svc")])
-        log.append([log.obs(sid, e, **f) for e, f in (
-            edit("/r/x.py", "", f"items.sort( ){spaces}"),
-            edit("/r/x.py", f"items.sort({spaces})", "items = sorted(items)"))])
-    lessons = {e["fingerprint"]: e["card"] for e in js(run, "--kind", "edits")["lessons"]}
-    assert set(lessons) == {"5 -> 30", ". sort ( -> = sorted ( items"}  # one cluster for both
-    assert mine_edits.change("items.sort()", "items = sorted(items)")[1:] == \
-        (".sort(", "= sorted(items")
-    assert "undo" in lessons["5 -> 30"]["tags"] and "undid" in lessons["5 -> 30"]["problem"]
-
-
-def test_edits_state_stays_bounded(run, store, monkeypatch):
-    monkeypatch.setattr(mine_edits, "MAX_OPEN_SESSIONS", 3)
-    monkeypatch.setattr(mine_edits, "MAX_FILES_KEPT", 2)
-    monkeypatch.setattr(mine_edits, "MAX_EDITS_KEPT", 2)
-    monkeypatch.setattr(mine_edits, "MAX_CLUSTERS", 5)
-    log = Log(store)
-    for i in range(10):
-        w = _ghij(random.Random(i), 6)
-        log.append([log.obs(f"s{i}", e, **f) for e, f in (
-            *[edit(f"/r/{k}.py", "", f"{w}_{k} = 1") for k in range(4)],
-            edit("/r/0.py", "", f"{w} = old_{w}"), edit("/r/0.py", f"old_{w}", f"new_{w}"))])
-    data = js(run, "--kind", "edits")
-    agg = json.loads((store / mine.STATE_FILE).read_text())["kinds"]["edits"]["agg"]
-    assert len(agg["recent"]) == 3 and all(len(f) <= 2 for f in agg["recent"].values())
-    assert all(len(e) <= 2 for f in agg["recent"].values() for e in f.values())
-    assert data["clusters"]["edits"] <= 5 and data["lessons"] == []
+        log.append([log.obs(sid, e, **f) for e, f in _safe_load("cfg_" + sid) + [
+            edit(f"/repo/tests/test_{sid}.py", "self.assertEquals(total, 3)",
+                 "self.assertEqual(total, 3)")]])
+    data = js(run)
+    assert "edits" not in data["kinds"] and data["lessons"] == [] and cards(store) == {}
+    code, out, err = run(["mine", "--kind", "edits"])
+    assert code == 2 and out == "" and err.startswith("self_learning: error: mine: unknown --kind")
 
 
 # --- bypass -----------------------------------------------------------------------------------
@@ -746,7 +614,7 @@ def test_incremental_runs_find_what_one_run_finds_and_dry_run_writes_nothing(
         run, store, repo, tmp_path, monkeypatch):
     setup = {"skill_bypass": BYPASS_RULES, **EQUIV}
     write_config(repo, setup)
-    events = edits_log(9) + bypass_log(9) + denials_log(9) + preferences_log(9)
+    events = bypass_log(9) + denials_log(9) + preferences_log(9)
     log = Log(store)
     records = [log.obs(s, e, **f) for s, e, f in events]
     thirds = len(records) // 3
@@ -769,17 +637,17 @@ def test_incremental_runs_find_what_one_run_finds_and_dry_run_writes_nothing(
     js(run)
     at_once = {c["key"]: c["observations"] for c in cards(other_store).values()}
     assert incremental == at_once
-    assert {k.split(":")[1] for k in at_once} >= {"edits", "bypass", "denials", "preferences"}
+    assert {k.split(":")[1] for k in at_once} >= {"bypass", "denials", "preferences"}
 
 
-def test_kind_edits_alone_leaves_the_other_kinds_unread(run, store, repo):
+def test_kind_denials_alone_leaves_the_other_kinds_unread(run, store, repo):
     write_config(repo, {"skill_bypass": BYPASS_RULES})
     log = Log(store)
-    log.append([log.obs(s, e, **f) for s, e, f in edits_log(3) + bypass_log(3)])
-    data = js(run, "--kind", "edits")
-    assert data["kinds"] == ["edits"] and set(data["clusters"]) == {"edits"}
-    assert {e["kind"] for e in data["lessons"]} == {"edits"}
+    log.append([log.obs(s, e, **f) for s, e, f in denials_log(3) + bypass_log(3)])
+    data = js(run, "--kind", "denials")
+    assert data["kinds"] == ["denials"] and set(data["clusters"]) == {"denials"}
+    assert {e["kind"] for e in data["lessons"]} == {"denials"}
     state = json.loads((store / mine.STATE_FILE).read_text())["kinds"]
-    assert set(state) == {"edits"}
+    assert set(state) == {"denials"}
     data = js(run, "--kind", "bypass")
     assert data["from_offset"] == 0 and {e["kind"] for e in data["lessons"]} == {"bypass"}

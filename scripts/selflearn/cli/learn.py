@@ -18,10 +18,7 @@ def _add_mine(sub) -> None:
                        "ids as evidence). failures: the same tool failure (its cause line, searched "
                        "in the whole output) in 2 or more sessions, or in one when a fix the "
                        "error suggests was seen to work, with what fixed it (a hinted command, "
-                       "steps before a passing re-run, a succeeding variant); edits: the "
-                       "agent's own edit corrected the same way, or the same substitution (a "
-                       "convention), in 2 or more sessions; bypass: a "
-                       "shell command the project maps to a skill (config.json skill_bypass); "
+                       "steps before a passing re-run, a succeeding variant); bypass: a shell command the project maps to a skill (config.json skill_bypass); "
                        "denials: a command (its family and options) refused (denied, "
                        "rejected, blocked by a hook) in 2 or more sessions and not passed when "
                        "made again, or approved every time; preferences: of two "
@@ -42,7 +39,7 @@ def _add_mine(sub) -> None:
                                        "--format json"))
     p.add_argument("--kind", action="append",
                    help="what to mine (comma-separated or repeated; default: all): failures, "
-                   "edits, bypass, denials, preferences, sequences")
+                   "bypass, denials, preferences, sequences")
     option(p, "--since", "reads the whole file and leaves the checkpoint alone")
     option(p, "--dry-run", "list the lessons that would be written; not even the checkpoint")
     p.set_defaults(run=_run_mine, writes=True)

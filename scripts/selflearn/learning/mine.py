@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional
 
 from ..storage import config, cursors, fastjson, model, record, store
 from . import stream
-from . import mine_bypass, mine_denials, mine_edits, mine_failures, mine_preferences, mine_sequences
+from . import mine_bypass, mine_denials, mine_failures, mine_preferences, mine_sequences
 from ..storage.errors import SelfLearningError, UsageError
 from .mine_base import STATE_FILE, Setup
 
@@ -29,8 +29,8 @@ GROWING = ("evidence", "solution_steps", "gotchas", "observations", "first_seen"
            "trigger")
 
 # --- registry: --kind name -> module with KIND, miner(agg, setup) -> Run, recurs(obs) --------
-MINERS = {m.KIND: m for m in (mine_failures, mine_edits, mine_bypass, mine_denials,
-                              mine_preferences, mine_sequences)}
+MINERS = {m.KIND: m for m in (mine_failures, mine_bypass, mine_denials, mine_preferences,
+                              mine_sequences)}
 
 
 PROGRESS_EVERY = 1.0  # seconds: the first report after a second of reading, then one a second
