@@ -269,12 +269,12 @@ def said_asked(root: str, session: str) -> int:
 
 
 def asked(root: str, session: str) -> List[dict]:
-    """The failed calls and the person's words the Stop hook's question named in ``session``:
-    their observations."""
+    """The failed calls (recovered from, or not got past) and the person's words the Stop
+    hook's question named in ``session``: their observations."""
     store = _store(root)
     ids = [i for srf in _lines(os.path.join(store, "surfacings.jsonl"))
            if srf.get("event") == "ask" and srf.get("session_id") == session
-           for i in (srf.get("episodes") or []) + (srf.get("stepped") or [])]
+           for kind in ("episodes", "stuck", "stepped") for i in (srf.get(kind) or [])]
     obs = {o.get("id"): o for o in _lines(os.path.join(store, "observations.jsonl"))}
     return [obs[i] for i in ids if i in obs]
 

@@ -446,3 +446,69 @@ def test_a_refusal_after_the_client_asked_the_person_keeps_their_words(repo, sto
           "tool_calls": [{**{k: base[k] for k in ("tool_use_id", "tool_name", "tool_input")},
                           "error": REFUSED}]})
     assert "we use uv in this repository, never pip" in json.loads(stop(repo))["reason"]
+
+
+TTY = ("Exit code 1\n$ bun run ./scripts/manual-release.ts\n$ changeset --version\n"
+       "Opening `/dev/tty` failed (6): Device not configured")
+
+
+def release_stuck(repo, sid="s1") -> None:
+    """chkit fd5ac74f (bench/learning, held-out-3): the release script needs a terminal; the
+    agent changes something and runs it again, and it fails the same way."""
+    base = {"session_id": sid, "tool_name": "Bash", "cwd": str(repo)}
+    hook({**base, "hook_event_name": "PostToolUseFailure", "tool_use_id": f"{sid}-r1",
+          "tool_input": {"command": "bun release:manual"}, "error": TTY})
+    call(repo, "rm -rf .tmp", sid, n=7)
+    hook({**base, "hook_event_name": "PostToolUseFailure", "tool_use_id": f"{sid}-r2",
+          "tool_input": {"command": "bun release:manual"}, "error": TTY})
+
+
+def test_a_failure_met_again_that_nothing_got_past_is_asked_about_on_its_own(repo, store, run):
+    """Why a call cannot work here (it needs a terminal, a credential, the person) is the
+    lesson that keeps the next session from trying again; asked once, and apart from the
+    failures recovered from, so a recovery later in the session is still asked about."""
+    release_stuck(repo)
+    reason = json.loads(stop(repo))["reason"]
+    assert reason.startswith("self-learning-skills, before you finish: this session failed "
+                             "the same way more than once and did not get past it")
+    assert "`bun release:manual` failed: `Opening '/dev/tty' failed (6)" in reason
+    assert "then: `rm -rf .tmp`" in reason and "worked:" not in reason
+    assert "failed again the same way; nothing got past it (episode obs_" in reason
+    assert "it needs a terminal, a credential, the person" in reason
+    asks = lambda: [s for s in map(json.loads, (store / "surfacings.jsonl").read_text(
+        ).splitlines()) if s["event"] == "ask"]
+    (ask,) = asks()
+    assert len(ask["stuck"]) == 1 and "episodes" not in ask
+    episode(repo)  # later in the session: a failure recovered from
+    second = json.loads(stop(repo, said="Installed it."))["reason"]
+    assert "worked: `uv pip install requests`" in second and "/dev/tty" not in second
+    assert "it needs a terminal" not in second
+    assert stop(repo, said="Done.") == ""
+    assert json.loads(run(["doctor", "--format", "json"])[1])["questions"]["failures"] == 2
+
+
+def test_the_finder_names_a_failure_met_again_only_when_nothing_got_past_it():
+    def failure(i, error="Opening `/dev/tty` failed (6): Device not configured"):
+        return {"id": i, "event": "tool_failure", "tool_kind": "shell",
+                "family": "bun release:manual", "args": "bun release:manual", "error": error}
+    edit = {"id": "e", "event": "tool_success", "tool_kind": "edit", "tool": "Edit",
+            "file": ".gitignore"}
+    (stuck,) = episodes.find([failure("o1"), edit, failure("o2")])
+    assert (stuck["id"], stuck["worked"], stuck["worked_id"], stuck["steps"]) == (
+        "o1", "", None, ["Edit .gitignore"])
+    assert episodes.find([failure("o1"), edit]) == []  # met once: nothing says it is stuck
+    later = [{"id": f"x{n}", "event": "tool_success", "tool_kind": "shell", "family": "ls",
+              "args": f"ls d{n}"} for n in range(episodes.WINDOW + 2)]
+    done = {"id": "ok", "event": "tool_success", "tool_kind": "shell",
+            "family": "bun release:manual", "args": "bun release:manual"}
+    assert episodes.find([failure("o1"), failure("o2")] + later + [done]) == []  # got past
+
+
+def test_distill_tells_the_provider_what_a_failure_nothing_got_past_teaches():
+    from selflearn.learning import distill
+    (stuck,) = episodes.find([
+        {"id": f"o{n}", "event": "tool_failure", "tool_kind": "shell", "family": "op read",
+         "args": "op read op://vault/npm/token", "error": "[ERROR] account is not signed in"}
+        for n in (1, 2)])
+    text = distill.prompt_for(stuck)
+    assert "nothing in the session got past it" in text and "- worked:" not in text

@@ -43,7 +43,10 @@ def prompt_for(e: dict) -> str:
              f"- failed: {fastjson.dumps(e['failed'][:300])}",
              f"- its error: {fastjson.dumps(e['cause'][:300])}"]
     lines += [f"- then: {fastjson.dumps(s[:200])}" for s in e["steps"]]
-    lines += [f"- worked: {fastjson.dumps(e['worked'][:300])}", RUBRIC,
+    lines += [f"- worked: {fastjson.dumps(e['worked'][:300])}" if e["worked"] else
+              "- it failed again the same way and nothing in the session got past it: keep why "
+              "it cannot work here (a terminal, a credential, the person) if that will hold",
+              RUBRIC,
               'Answer with JSON only: {"aha_cards": [{"title": "...", "when_to_use": "...", '
               '"problem": "the cause", "solution_steps": ["the fix"]}]} or {"skip": "why not"}.']
     return "\n".join(lines) + "\n"

@@ -123,13 +123,16 @@ def step(obs: dict) -> str:
 
 def find(observations: list) -> list:
     """The episodes of one session, in order: ``{id, call, tool, family, failed, cause, steps,
-    worked, worked_id}`` per failure that a later call doing the same job recovered from."""
+    worked, worked_id}`` per failure that a later call doing the same job recovered from, and
+    per failure the agent met again the same way and that nothing in the session got past
+    (``worked`` empty: the agent was stuck; why it cannot work here is the lesson, such as a
+    command that needs a terminal or the person)."""
     calls = [o for o in observations if o.get("event") in ("tool_success", "tool_failure")]
     out, done = [], set()
     for i, failed in enumerate(calls):
         if not _teaches(failed) or failed.get("id") in done:
             continue
-        steps = []
+        steps, again = [], False
         for later in calls[i + 1:i + 1 + WINDOW]:
             got_past = False
             if later.get("event") == "tool_failure":
@@ -137,21 +140,30 @@ def find(observations: list) -> list:
                     continue
                 if not _otherwise(failed, later):
                     done.add(later.get("id"))  # the same failure again: one episode
+                    again = True
                     continue
                 got_past = True  # it now fails otherwise: the steps got past this failure
             if _same_job(failed, later) and (got_past or not (_looking(later)
                                                             and not _looking(failed))):
-                out.append({"id": failed.get("id"), "call": failed.get("tool_use_id") or "",
-                            "tool": failed.get("tool") or "", "family":
-                            failed.get("family") or "", "failed": str(failed.get("args") or ""),
-                            "cause": str(failed.get("error") or "").split("\n", 1)[0],
-                            "cwd": failed.get("cwd") or "", "ts": failed.get("ts") or "",
-                            "steps": steps[-MAX_STEPS:], "worked": str(later.get("args") or ""),
-                            "worked_id": later.get("id")})
+                out.append(_episode(failed, steps, later))
                 break
             if not _looking(later):
                 steps.append(step(later))
+        else:
+            if again and not any(o.get("event") == "tool_success" and _same_job(failed, o)
+                                 for o in calls[i + 1:]):
+                out.append(_episode(failed, steps, None))
     return out
+
+
+def _episode(failed: dict, steps: list, worked) -> dict:
+    return {"id": failed.get("id"), "call": failed.get("tool_use_id") or "",
+            "tool": failed.get("tool") or "", "family": failed.get("family") or "",
+            "failed": str(failed.get("args") or ""),
+            "cause": str(failed.get("error") or "").split("\n", 1)[0],
+            "cwd": failed.get("cwd") or "", "ts": failed.get("ts") or "",
+            "steps": steps[-MAX_STEPS:], "worked": str((worked or {}).get("args") or ""),
+            "worked_id": (worked or {}).get("id")}
 
 
 def stepped_in(observations: list) -> list:

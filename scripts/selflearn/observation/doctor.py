@@ -132,17 +132,18 @@ def learning(memory: Memory) -> dict:
 
 def questions(memory: Memory) -> dict:
     """How often the end-of-turn question asked the agent to write a lesson down (about
-    failures it recovered from, about the person's words), and how many lessons name an
-    episode it asked about: whether the loop closes, as the agent answers it."""
+    failures, recovered from or not got past, and about the person's words), and how many
+    lessons name an episode it asked about: whether the loop closes, as the agent answers it."""
     asked, named = {"failures": 0, "stepped": 0}, set()
     memory = Memory(memory.root, tolerant=True)  # a damaged line is the files' report's
     for srf in memory.load("surfacings") if _ours(memory, "surfacings") else []:
         if srf.get("event") != "ask":
             continue
-        for key, kind in (("episodes", "failures"), ("stepped", "stepped")):
-            if isinstance(srf.get(key), list) and srf[key]:
+        for kind, keys in (("failures", ("episodes", "stuck")), ("stepped", ("stepped",))):
+            ids = [i for k in keys if isinstance(srf.get(k), list) for i in srf[k]]
+            if ids:
                 asked[kind] += 1
-                named.update(i for i in srf[key] if isinstance(i, str))
+                named.update(i for i in ids if isinstance(i, str))
     cards = memory.folded("cards").values() if _ours(memory, "cards") else []
     return dict(asked, answered=sum(1 for c in cards if c.get("episode") in named))
 
