@@ -17,12 +17,16 @@ is skipped with one line on stderr; a file that is there must have the manifest'
 Usage: python3 bench/learning_quality.py [--format text|json] [--show]
 """
 import argparse
+import atexit
 import contextlib
+import functools
 import hashlib
 import io
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from typing import Dict, List
@@ -31,7 +35,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "bench", "learning")
 SHARED = os.environ.get("SELF_LEARNING_BENCH_SESSIONS") or os.path.join(
     os.path.dirname(REPO), "shared", "learning-sessions")
+MIRRORS = os.environ.get("SELF_LEARNING_BENCH_MIRRORS") or os.path.join(
+    os.path.dirname(REPO), ".mirror")  # the snapshots the search library's fetch brings
 sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, DATA)  # prepare.py
 
 from selflearn.cli import parser as cli  # noqa: E402
 from selflearn.storage import store  # noqa: E402
@@ -61,21 +68,52 @@ def load(name: str) -> dict:
 
 
 def path_of(session: dict) -> str:
-    """Where a session's transcript is: bench/learning/, or the shared folder for the sets
-    whose transcripts may not be committed (``"root": "shared"``)."""
+    """Where a session's transcript is: bench/learning/, the shared folder for the sets whose
+    transcripts may not be committed (``"root": "shared"``), or, for a set read straight from
+    a fetched snapshot (``"root": "mirror"``), a file prepared from it for this run only."""
+    if session.get("root") == "mirror":
+        return _from_mirror(session)
     return os.path.join(SHARED if session.get("root") == "shared" else DATA, session["file"])
 
 
+_PREPARED: Dict[str, str] = {}  # snapshot and blob -> the file this run prepared from them
+
+
+def _from_mirror(session: dict) -> str:
+    """The transcript ``blob`` (``<commit>:<path>``) of the snapshot ``git_dir`` (under
+    MIRRORS), prepared as bench/learning/prepare.py does, in a folder removed when the run
+    ends: nothing of the fetched data is kept. "" when the snapshot is not on this machine."""
+    git_dir, blob = os.path.join(MIRRORS, session["git_dir"]), session["blob"]
+    key = f"{git_dir}\n{blob}"
+    if key not in _PREPARED:
+        done = subprocess.run(["git", "--git-dir", git_dir, "show", blob], capture_output=True)
+        if done.returncode != 0:
+            return ""
+        import prepare
+        path = os.path.join(_scratch(), hashlib.sha256(key.encode()).hexdigest()[:16] + ".jsonl")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(prepare.prepared(done.stdout.decode("utf-8", "replace")))
+        _PREPARED[key] = path
+    return _PREPARED[key]
+
+
+@functools.lru_cache(maxsize=None)
+def _scratch() -> str:
+    folder = tempfile.mkdtemp(prefix="learning-bench-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def available(manifest: dict) -> dict:
-    """The manifest without the sets whose shared files are absent (a machine without the
-    shared folder, such as CI, skips them, one line each); a shared file that is there but is
-    not the one the manifest names stops the benchmark, as its figures would mean nothing."""
+    """The manifest without the sets whose files are absent (a machine without the shared
+    folder or the snapshots, such as CI, skips them, one line each); a file that is there but
+    is not the one the manifest names stops the benchmark, as its figures would mean nothing."""
     missing: Dict[str, int] = {}
     for s in manifest["sessions"]:
-        path = path_of(s)
-        if s.get("root") != "shared":
+        if s.get("root") not in ("shared", "mirror"):
             continue
-        if not os.path.exists(path):
+        path = path_of(s)
+        if not path or not os.path.exists(path):
             missing[set_of(s)] = missing.get(set_of(s), 0) + 1
             continue
         with open(path, "rb") as fh:
@@ -83,8 +121,10 @@ def available(manifest: dict) -> dict:
                 sys.exit(f"learning bench: error: {path} is not the file of "
                          f"{s['session']} (its SHA-256 differs from the manifest's)")
     for group, n in missing.items():
-        print(f"learning bench: set {group} skipped: {n} of its sessions are not in {SHARED} "
-              "(set SELF_LEARNING_BENCH_SESSIONS)", file=sys.stderr)
+        where = MIRRORS if any(s.get("root") == "mirror" and set_of(s) == group
+                               for s in manifest["sessions"]) else SHARED
+        print(f"learning bench: set {group} skipped: {n} of its sessions are not in {where} "
+              "(set SELF_LEARNING_BENCH_SESSIONS or SELF_LEARNING_BENCH_MIRRORS)", file=sys.stderr)
     return dict(manifest, sessions=[s for s in manifest["sessions"] if set_of(s) not in missing])
 
 

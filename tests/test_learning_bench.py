@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -45,9 +46,11 @@ def test_the_benchmark_data_is_real_varied_and_sourced():
     assert len([s for s in sessions if s.get("set") == "held-out"]) >= 6
     assert len({s["project"] for s in sessions}) >= 3
     assert len({s["ecosystem"].split(" ")[0] for s in sessions}) >= 3
-    for s in sessions:  # the shared folder's files need not be on this machine (CI has none)
+    for s in sessions:  # shared and fetched files need not be on this machine (CI has none)
         assert s["repo"].startswith("https://github.com/") and len(s["commit"]) == 40
-        assert s["licence"] and (s.get("root") == "shared" or os.path.exists(bench.path_of(s)))
+        assert s["licence"] and (s.get("root") in ("shared", "mirror")
+                                 or os.path.exists(bench.path_of(s)))
+        assert s.get("root") != "mirror" or s["blob"].startswith(s["commit"] + ":")
     gold = bench.load("gold.json")["gold"]
     written = {g["session"] for g in gold}  # 1-3 lessons written for each session that has any
     assert all(1 <= sum(g["session"] == s for g in gold) <= 3 for s in written)
@@ -83,6 +86,37 @@ def test_sessions_kept_in_the_shared_folder_are_read_there_checked_or_skipped(
     assert bench.path_of(here) == str(tmp_path / "p" / "a.jsonl")
     assert capsys.readouterr().err.count("skipped") == 1  # one line for the absent set
     with pytest.raises(SystemExit):  # a file that is not the manifest's
+        bench.available({"sessions": [dict(here, sha256="0" * 64)]})
+
+
+def test_sessions_read_from_a_fetched_snapshot_are_prepared_for_the_run_only(
+        tmp_path, monkeypatch, capsys):
+    """A set read straight from a snapshot the search library fetched: the transcript is
+    prepared (prepare.py) into a folder of this run's, checked against the manifest, and a
+    snapshot that is not on this machine skips its set with one line."""
+    import prepare
+    git = ["git", "-C", str(tmp_path / "work")]
+    (tmp_path / "work").mkdir()
+    raw = ('{"type":"user","sessionId":"s","cwd":"/home/ann/p","message":{"role":"user",'
+           '"content":"run the tests"},"uuid":"u1"}\n{"type":"queue-operation"}\n')
+    (tmp_path / "work" / "full.jsonl").write_text(raw)
+    for step in (["init", "-q"], ["add", "full.jsonl"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "t"]):
+        subprocess.run(git + step, check=True)
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    monkeypatch.setattr(bench, "MIRRORS", str(tmp_path))
+    text = prepare.prepared(raw)
+    assert "ann" not in text and "queue-operation" not in text
+    here = {"session": "p/s", "root": "mirror", "set": "s1", "git_dir": "work/.git",
+            "blob": f"{commit}:full.jsonl", "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    gone = dict(here, session="q/s", set="s2", git_dir="absent/.git")
+    assert bench.available({"sessions": [here, gone]})["sessions"] == [here]
+    path = bench.path_of(here)
+    assert open(path, encoding="utf-8").read() == text
+    assert not path.startswith(str(tmp_path)) and not path.startswith(bench.REPO)
+    assert capsys.readouterr().err.count("skipped") == 1
+    with pytest.raises(SystemExit):  # a transcript that is not the manifest's
         bench.available({"sessions": [dict(here, sha256="0" * 64)]})
 
 

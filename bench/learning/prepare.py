@@ -85,21 +85,27 @@ def entry(e: dict, bash_ids: set):
     return shrink(out, 10 ** 9, 0)  # every string scrubbed, wherever it sits
 
 
-def main(argv) -> int:
-    src, dst = argv[1], argv[2]
+def prepared(raw: str) -> str:
+    """The transcript ``raw`` (JSONL) as the benchmark keeps it."""
     bash_ids: set = set()
     kept = []
+    for line in raw.split("\n"):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        e = entry(e, bash_ids) if isinstance(e, dict) else None
+        if e:
+            kept.append(json.dumps(e, ensure_ascii=False, separators=(",", ":")))
+    return "\n".join(kept) + "\n"
+
+
+def main(argv) -> int:
+    src, dst = argv[1], argv[2]
     with open(src, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            e = entry(e, bash_ids) if isinstance(e, dict) else None
-            if e:
-                kept.append(json.dumps(e, ensure_ascii=False, separators=(",", ":")))
+        text = prepared(fh.read())
     with open(dst, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(kept) + "\n")
+        fh.write(text)
     return 0
 
 
