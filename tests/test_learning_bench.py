@@ -52,8 +52,9 @@ def test_the_benchmark_data_is_real_varied_and_sourced():
                                  or os.path.exists(bench.path_of(s)))
         assert s.get("root") != "mirror" or s["blob"].startswith(s["commit"] + ":")
     gold = bench.load("gold.json")["gold"]
-    written = {g["session"] for g in gold}  # 1-3 lessons written for each session that has any
-    assert all(1 <= sum(g["session"] == s for g in gold) <= 3 for s in written)
+    written = {g["session"] for g in gold}  # 1-3 lessons for a session that has any, up to 6
+    assert all(1 <= sum(g["session"] == s for g in gold) <= 6 for s in written)  # in a long one
+    assert sum(sum(g["session"] == s for g in gold) > 3 for s in written) <= 1  # (8ea091c9)
     names = {s["session"] for s in sessions}
     assert all(g["session"] in g["seen_in"] and set(g["seen_in"]) <= names for g in gold)
 
