@@ -230,6 +230,33 @@ def fire(payload: dict, ts: str) -> str:
     return out.buffer.getvalue().decode("utf-8", "replace")
 
 
+FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit")
+
+
+def materialize(events: List[dict], root: str) -> int:
+    """Make, under the replay's repository ``root``, an empty file for each file a file tool
+    of the session worked on without failing (its events already ``moved``): the repository
+    is not in the transcript, and a lesson whose step cites `./cmd/server/` must not look
+    stale for want of it, as it would not in the repository where the session ran. Returns
+    how many files were made."""
+    failed = {ev["call"] for ev in events if ev["payload"]["hook_event_name"] ==
+              "PostToolUseFailure"}
+    made = 0
+    for ev in events:
+        p = ev["payload"]
+        path = (p.get("tool_input") or {}).get("file_path") if isinstance(
+            p.get("tool_input"), dict) else None
+        if p["hook_event_name"] != "PostToolUse" or p.get("tool_name") not in FILE_TOOLS or \
+                ev["call"] in failed or not isinstance(path, str) or \
+                not path.startswith(root.rstrip("/") + "/") or "/../" in path:
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.exists(path):
+            open(path, "a", encoding="utf-8").close()
+            made += 1
+    return made
+
+
 def _command(call: dict) -> str:
     tool_input = call.get("tool_input") if isinstance(call.get("tool_input"), dict) else {}
     return str(tool_input.get("command") or tool_input.get("file_path") or
@@ -237,7 +264,8 @@ def _command(call: dict) -> str:
 
 
 def families(command: str) -> set:
-    return {commands.command_family(seg) for seg in commands.segments(command)} - {""}
+    """The families a shell call can trigger, as the hook looks them up."""
+    return set(commands.families_of({"tool_kind": "shell"}, command))
 
 
 def _run(argv: List[str], stdin: str = "") -> None:
@@ -337,6 +365,8 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
         home = evs[0]["payload"]["cwd"].rstrip("/") if evs else ""
         for ev in evs:
             ev["payload"] = moved(ev["payload"], home, root)
+        materialize(evs, root)
+        for ev in evs:
             printed = fire(ev["payload"], ev["ts"])
             shown.append({"event": ev["payload"]["hook_event_name"], "call": ev["call"],
                           "ts": ev["ts"], "printed": context(printed), "raw": printed,
@@ -402,8 +432,11 @@ def _flat(text: str) -> str:
 
 def states(g: dict, text: str) -> bool:
     """The text states the gold lesson: its pattern (written for mined titles), or its own
-    first words (an agent that wrote the lesson in those words)."""
-    return bool(re.search(g["match"], text)) or _flat(g["lesson"])[:60] in _flat(text)
+    first words (an agent that wrote the lesson in those words), or the title the scripted
+    agent gives it (``_card``: the lesson up to its first colon, a note's first line)."""
+    title = _flat(_card(g)["title"])
+    return bool(re.search(g["match"], text)) or _flat(g["lesson"])[:60] in _flat(text) or \
+        (len(title.split()) >= 4 and title in _flat(text))
 
 
 def with_fix(g: dict, text: str) -> bool:

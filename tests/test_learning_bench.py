@@ -168,3 +168,28 @@ def test_the_replay_puts_the_sessions_folder_at_its_repository_root():
         "cwd": "/tmp/r/cb",
         "tool_input": {"command": "cd /tmp/r/cb/apps && ls /Users/USER/Code/cbx /tmp/r/cb"}}
     assert replay.moved(payload, "/home", "/tmp/r/cb") == payload  # too wide to be a project
+
+
+def test_the_replay_makes_the_files_the_session_worked_on(tmp_path):
+    """The repository is not in the transcript: a lesson citing `./cmd/server/` must not look
+    stale in the replay for want of a file the session read; a failed Read or a path outside
+    the repository makes nothing."""
+    root = str(tmp_path / "r")
+    def ev(call, event, tool, path):
+        return {"call": call, "payload": {"hook_event_name": event, "tool_name": tool,
+                                          "tool_input": {"file_path": path}}}
+    events = [ev("a", "PostToolUse", "Read", f"{root}/go/cmd/server/main.go"),
+              ev("b", "PostToolUseFailure", "Read", f"{root}/missing.txt"),
+              ev("c", "PostToolUse", "Write", "/etc/passwd"),
+              ev("d", "PostToolUse", "Edit", f"{root}/../outside.txt")]
+    assert replay.materialize(events, root) == 1
+    assert os.path.isfile(os.path.join(root, "go", "cmd", "server", "main.go"))
+    assert not os.path.exists(os.path.join(root, "missing.txt"))
+
+
+def test_a_note_in_the_scripted_agents_words_states_its_gold_lesson():
+    g = {"lesson": "In many sessions the Bash tool's PATH has no Go: `go build` fails with "
+                   "'go: command not found'. The toolchain is /usr/local/go/bin/go.",
+         "match": r"(?i)go: command not found", "needs": "(?i)/usr/local/go/bin"}
+    note = "[aha_1] In many sessions the Bash tool's PATH has no Go: The toolchain is ..."
+    assert replay.states(g, note) and not replay.states(g, "[aha_2] PATH has no Go")
