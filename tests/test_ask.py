@@ -512,3 +512,27 @@ def test_distill_tells_the_provider_what_a_failure_nothing_got_past_teaches():
         for n in (1, 2)])
     text = distill.prompt_for(stuck)
     assert "nothing in the session got past it" in text and "- worked:" not in text
+
+
+def test_a_lesson_about_a_missing_program_comes_back_at_any_call_of_it(repo, store, run):
+    """Recorded from `cd go && go build` failing for a `go` missing from PATH, the lesson comes
+    back at a later session's `go test` failure in the repository root."""
+    (repo / "go").mkdir()
+    missing = "Exit code 127\n/bin/bash: line 1: go: command not found"
+    base = {"session_id": "s1", "tool_name": "Bash", "cwd": str(repo)}
+    hook({**base, "hook_event_name": "PostToolUseFailure", "tool_use_id": "g1",
+          "tool_input": {"command": "cd go && go build ./cmd/server/"}, "error": missing})
+    hook({**base, "hook_event_name": "PostToolUse", "tool_use_id": "g2",
+          "tool_input": {"command": "cd go && /usr/local/go/bin/go build ./cmd/server/"},
+          "tool_response": {"stdout": "", "stderr": "", "interrupted": False}})
+    eid = json.loads(stop(repo))["reason"].split("(episode ")[1].split(")")[0]
+    assert run(["record"], json.dumps({"aha_cards": [{
+        "title": "go is not on the Bash tool's PATH here",
+        "solution_steps": ["run /usr/local/go/bin/go"], "episode": eid}]}))[0] == 0
+    card = next(iter(Memory(str(store)).folded("cards").values()))
+    assert card["call"]["family"] == "go *" and "folder" not in card["call"]
+    triggers.refresh(Memory(str(store)), str(repo))
+    out = hook({"hook_event_name": "PostToolUseFailure", "session_id": "s2", "tool_use_id": "g3",
+                "tool_name": "Bash", "tool_input": {"command": "go test ./..."},
+                "error": missing, "cwd": str(repo)})
+    assert card["id"] in out

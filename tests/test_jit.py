@@ -155,8 +155,9 @@ def test_needs_and_folder_narrow_the_call(repo, store):
 def test_a_compound_command_triggers_on_any_of_its_parts(repo):
     record = {"tool_kind": "shell"}
     assert jit.families_of(record, "cd web && npm test && git push") == [
-        "cd", "npm test", "npm run test", "git push"]  # a script runner's, with and without run
-    assert jit.families_of(record, "pnpm run lint") == ["pnpm run lint", "pnpm lint"]
+        "cd", "cd *", "npm test", "npm run test", "npm *", "git push", "git *"]
+    # (a script runner's with and without run; `npm *`: any call of a program missing here)
+    assert jit.families_of(record, "pnpm run lint") == ["pnpm run lint", "pnpm lint", "pnpm *"]
 
 
 def test_only_the_head_of_a_huge_command_is_read_at_the_call():
@@ -168,7 +169,19 @@ def test_only_the_head_of_a_huge_command_is_read_at_the_call():
     obs = observe.observe({"hook_event_name": "PreToolUse", "session_id": "s1",
                            "tool_name": "Bash", "tool_input": {"command": command}}, "claude")
     assert obs.command == command[:toolcall.MAX_COMMAND] and obs["family"] == "pip3 install"
-    assert jit.families_of(dict(obs), obs.command) == ["pip3 install"]
+    assert jit.families_of(dict(obs), obs.command) == ["pip3 install", "pip3 *"]
+
+
+def test_a_program_missing_here_is_a_lesson_about_any_call_of_it_anywhere():
+    """safecast-map (held-out-6): `go` was not on the Bash tool's PATH; the lesson learned from
+    `cd go && go build` must come back at `go test` in the repository root too. A program
+    missing inside a script (`tsc` run by `npm run build`) keeps the call that ran it."""
+    missing = "/bin/bash: line 1: go: command not found"
+    assert callshape.shape("Bash", "go build", "cd go && go build ./cmd/mcp-server/", missing,
+                           "go", "/usr/local/go/bin/go build ./...") == {
+        "tool": "Bash", "family": "go *", "error": ["line", "go", "command", "found"]}
+    assert callshape.shape("Bash", "npm run build", "npm run build",
+                           "sh: 1: tsc: command not found")["family"] == "npm run build"
 
 
 def test_the_shape_of_a_failed_call():

@@ -126,6 +126,14 @@ def missing(obs: dict) -> bool:
     return not name or bool(_PROGRAM.fullmatch(name))
 
 
+def missing_program(error: str) -> str:
+    """The program the shell says it could not find (``go`` of ``bash: line 1: go: command
+    not found``), else ''."""
+    found = _NOT_FOUND.search(error or "")
+    name = (found.group(1) or found.group(2) or "") if found else ""
+    return name if _PROGRAM.fullmatch(name) else ""
+
+
 def ignored(obs: dict, blocked: bool = True) -> bool:
     """Interrupted, refused or protocol failures: kept in the log, never a failure lesson (a
     refusal is the denials miner's, which would otherwise make a second card of it). With

@@ -178,11 +178,15 @@ def spellings(family: str) -> list:
     return [family]
 
 
+ANY = " *"  # after a program, a family meaning any call of it (``go *``: a program missing here)
+
+
 def families_of(record: dict, command: str) -> list:
     """The families a call can trigger: each segment's of a shell line (``pnpm lint`` and
-    ``pnpm run lint`` being one), else its family."""
+    ``pnpm run lint`` being one, and ``pnpm *`` any call of its program), else its family."""
     if record.get("tool_kind") == "shell" and command:
         found = [command_family(seg) for seg in segments(command)]
-        return list(dict.fromkeys(v for f in found if f for v in spellings(f)))
+        return list(dict.fromkeys(v for f in found if f
+                                  for v in spellings(f) + [f.split()[0] + ANY]))
     family = record.get("family") or record.get("tool") or ""
     return [family] if family else []

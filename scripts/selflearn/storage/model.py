@@ -108,7 +108,8 @@ CARD_FIELDS = _COMMON + [
     Field("trigger", "str", "Mined: the command family or tool whose use gives the lesson a "
           "chance to matter."),
     Field("call", "object", "Set by the tool: the call the lesson is about, `{tool, family, "
-          "needs, skip, folder, error, also}`: a later call of that family naming every "
+          "needs, skip, folder, error, also}` (family `go *`: any call of a program missing "
+          "here): a later call of that family naming every "
           "`needs` word (and run in `folder`, when set) gets the lesson just in time, unless it "
           "already carries every `skip` word (the fix); a failure sharing its `error` words (or "
           "those of `also`: the failures of later episodes the same lesson was recorded from "

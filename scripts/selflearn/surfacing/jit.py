@@ -10,7 +10,8 @@ line per lesson that may be shown at its trigger, already screened and rendered:
 
 At a tool call (``pre_tool``) a line with ``at: call`` (a lesson that changes the call
 itself: what to add, where to run it, what the person refuses) matches when the family is
-one of the call's (every segment of a shell line), the call names every ``needs`` word,
+one of the call's (every segment of a shell line, and ``<program> *`` of each: a lesson
+about a program missing here concerns any call of it), the call names every ``needs`` word,
 does not already carry every ``skip`` word (the fix), and runs in ``folder`` when one is
 given. At a failure (``tool_failure``) any line of the family matches whose ``error`` words
 (or those of an error its lesson quotes, ``also``) the error mostly holds (and ``needs``,
