@@ -62,6 +62,19 @@ def test_runners_name_their_cause(command, expected):
     assert expected in causes.cause_line(case(command)["output"])
 
 
+@pytest.mark.parametrize("banner", [
+    "Ubuntu 24.04.4 LTS", "Welcome to Ubuntu 22.04.3 LTS (GNU/Linux 5.15.0-91-generic x86_64)",
+    "Debian GNU/Linux 12", "Last login: Tue Feb 24 06:52:46 2026 from 10.0.0.2", "---"])
+def test_a_remote_login_banner_or_a_separator_is_never_the_cause(banner):
+    """safecast-map (held-out-6): `ssh host 'grep …'` found nothing and printed only the
+    server's banner, which became the lesson "`ssh` fails with `Ubuntu 24.04.4 LTS`"."""
+    assert causes.cause_line(f"{banner}\n---") == ""
+    assert causes.cause_line(f"ls: cannot access '/etc/apache2/': No such file\n{banner}") == \
+        "ls: cannot access '/etc/apache2/': No such file"
+    assert not causes.is_noise("Ubuntu 22.04 is not supported by this installer")
+    assert not causes.is_noise("ubuntu: command not found")
+
+
 def test_the_hook_stores_the_cause_first_and_the_hints():
     push = case("git push", 1)  # generated: real git on a branch without upstream
     obs = failed(push["command"], push["output"])

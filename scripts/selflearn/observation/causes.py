@@ -29,6 +29,12 @@ _NOISE_PREFIXES = (
 _NOISE_CONTAINS = (" $ ", "] $ ", "task failed", "(this might take a while)",
                    "fatal: the remote end hung up", "[no test files]",
                    "\u2501\u2501", "\u2500\u2500")  # a heading's rule: `check ━━━━`
+# A login banner a remote shell prints before the command's output (`ssh host 'grep …'`):
+# the system's name and version, never the cause.
+_SYSTEMS = ("ubuntu ", "debian gnu/linux ", "debian ", "fedora linux ", "fedora release ",
+            "fedora ", "centos linux ", "centos stream ", "centos ", "rocky linux ",
+            "almalinux ", "red hat enterprise linux ", "alpine linux ", "amazon linux ",
+            "opensuse leap ", "linux mint ")
 # Status tags of task runners (lint-staged / listr): they say a task ran or failed, never why.
 _STATUS_TAGS = ("[started]", "[completed]", "[failed]", "[skipped]", "[success]", "[title]",
                 "[data]", "[reverted]")
@@ -131,8 +137,8 @@ def is_noise(line: str) -> bool:
     """A banner, progress or echoed-command line, or a bare tool protocol tag."""
     low = line.lower().lstrip()
     if low in ("<tool_use_error>", "</tool_use_error>", "fail", "failed", "error", "1 error") \
-            or low.isdigit():
-        return True
+            or low.isdigit() or not any(c.isalnum() for c in low):
+        return True  # (digits alone, or a separator an `echo '---'` printed, say nothing)
     if low[:1] in ("|", "^", "\u2502") or (low[:1].isdigit() or low[:1] == "\u00b7") and \
             low.lstrip("0123456789 \u00b7")[:1] in ("|", "\u2502"):
         return True  # a compiler's excerpt of the code: "18 |     set_var(...)", "552 552 │", "^^^"
@@ -141,7 +147,20 @@ def is_noise(line: str) -> bool:
         if tail.startswith(("$ ", "error task failed")) or not tail.strip() \
                 or tag + "]" in _STATUS_TAGS:
             return True
-    return low.startswith(_NOISE_PREFIXES) or any(c in low for c in _NOISE_CONTAINS)
+    return low.startswith(_NOISE_PREFIXES) or any(c in low for c in _NOISE_CONTAINS) \
+        or _login_banner(low)
+
+
+def _login_banner(low: str) -> bool:
+    """``Ubuntu 24.04.4 LTS``, ``Welcome to Debian GNU/Linux 12 (…)``, ``Last login: …``: a
+    system's name and version, and nothing else before a bracket."""
+    if low.startswith("last login: "):
+        return True
+    low = low[len("welcome to "):] if low.startswith("welcome to ") else low
+    name = next((n for n in _SYSTEMS if low.startswith(n)), "")
+    said = low[len(name):].split("(", 1)[0].split() if name else []
+    return bool(said) and said[0][:1].isdigit() and all(
+        w[:1].isdigit() or w == "lts" for w in said)
 
 
 def _located(line: str) -> bool:
