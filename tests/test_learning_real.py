@@ -489,6 +489,21 @@ def test_a_relative_path_missed_after_an_earlier_cd_names_the_folder(run, store)
         "use `cd /path/to/Demo && ls -la types/` instead of `ls -la types/`"]
 
 
+def test_a_program_found_once_path_is_set_was_out_of_reach_not_missing(run, store):
+    """safecast-map (held-out-6): `head` was "not found" because an earlier `export PATH=…`
+    had left /usr/bin out; the call that worked put it back. "Not installed here" was wrong."""
+    log = Log(store)
+    log.add("s1", failed('export PATH="/usr/local/go/bin:$PATH" && cd test && go run web.go '
+                         "2>&1 | head -5", "Exit code 127\n/bin/bash: line 1: head: command not "
+                         "found", exit_code=127), ok=False)
+    log.add("s1", 'export PATH="/usr/local/go/bin:/usr/bin:$PATH" && cd test && go build '
+                  "-o /tmp/web web.go 2>&1")
+    (card,) = mined(run)
+    assert card["solution_steps"] == [
+        "the program is not on this shell's PATH; `export PATH=\"/usr/local/go/bin:/usr/bin:"
+        "$PATH\" && cd test && go build -o /tmp/web web.go` (setting PATH) worked"]
+
+
 def test_an_absolute_missing_path_or_a_relative_cd_says_nothing_of_the_folder(run, store):
     log = Log(store)
     log.add("s1", "cd src")  # relative: where it went is not known

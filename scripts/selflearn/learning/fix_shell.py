@@ -92,6 +92,13 @@ def looking(args: str) -> bool:
         for w in LOOKING) for seg in segs)
 
 
+def sets_path(args: str) -> bool:
+    """A command that puts folders on PATH first (``export PATH="/usr/bin:$PATH" && …``): a
+    program it then finds was not missing, only out of the shell's reach."""
+    return any(seg.split(" ", 1)[-1 if seg.startswith("export ") else 0].startswith("PATH=")
+               for seg in segments(args))
+
+
 UNDO = {"git stash pop": "git stash", "git stash apply": "git stash"}  # step -> what it undoes
 
 

@@ -407,6 +407,8 @@ def _step(f: dict) -> str:
     if how == "instead" and f.get("via"):
         return (f"`{f['failed'].split()[0]}` runs `{f['via']}` here (an alias or wrapper with "
                 f"other options); `{f['args']}` did the job instead")
+    if how == "instead" and sh.sets_path(f["args"]):
+        return f"the program is not on this shell's PATH; `{f['args']}` (setting PATH) worked"
     if how == "instead":
         return f"the program is not installed here; `{f['args']}` did the job instead"
     if how in ("script", "quoted"):
