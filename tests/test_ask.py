@@ -536,3 +536,17 @@ def test_a_lesson_about_a_missing_program_comes_back_at_any_call_of_it(repo, sto
                 "tool_name": "Bash", "tool_input": {"command": "go test ./..."},
                 "error": missing, "cwd": str(repo)})
     assert card["id"] in out
+
+
+def test_a_banner_printed_before_the_error_is_not_the_episodes_cause():
+    """safecast-map (held-out-6): `ssh host "psql …"` printed the server's banner, then the
+    error; with nothing but the banner there is no cause, so no episode to ask about."""
+    def failure(i, error):
+        return {"id": i, "event": "tool_failure", "tool_kind": "shell", "family": "ssh",
+                "args": f"ssh root@203.0.113.7 'psql -d app -c q{i}'", "error": error}
+    worked = {"id": "ok", "event": "tool_success", "tool_kind": "shell", "family": "ssh",
+              "args": "ssh root@203.0.113.7 'sudo -u postgres psql -d app -c q'"}
+    (found,) = episodes.find([failure("o1", "Ubuntu 24.04.4 LTS\npsql: error: FATAL: Peer "
+                                            "authentication failed for user \"x\""), worked])
+    assert found["cause"] == 'psql: error: FATAL: Peer authentication failed for user "x"'
+    assert episodes.find([failure("o2", "Ubuntu 24.04.4 LTS"), worked]) == []

@@ -190,6 +190,11 @@ def test_the_shape_of_a_failed_call():
     assert callshape.skip("git push", "git push --set-upstream origin <branch>", "git push") == [
         "--set-upstream", "origin"]
     assert callshape.skip("git add -A", "git add lib/a.ex test/b.exs", "git add") == []
+    # a quoted argument is what the call was about (the remote command, a query), not the fix:
+    # safecast-map's `ssh host "psql … != …"` fixed by another query got skip words from it
+    assert callshape.skip("ssh root@h \"psql -c 'SELECT 1 WHERE a != 2'\"",
+                          "ssh root@h \"sudo -u postgres psql -c 'SELECT count(*) FROM t'\"",
+                          "ssh") == []
     assert callshape.error_words("fatal: The current branch feat-9 has no upstream branch.") == [
         "current", "branch", "upstream"]
     # a quoted name is what tells one missing module or program from another; files vary

@@ -61,13 +61,29 @@ def needs(args: str, family: str, error: str) -> List[str]:
 
 
 def skip(failed: str, fix: str, family: str) -> List[str]:
-    """Words a fix of the same family added to the failed call (``--set-upstream``)."""
+    """Words a fix of the same family added to the failed call (``--set-upstream``), outside
+    quoted text: what a quoted argument holds (the remote command of ``ssh host '…'``, a
+    query, a message) is what the call was about, not how the fix ran it."""
     before = set(words(_segment(failed, family)))
     segment = " ".join(t for t in _segment(fix, family).split() if not t.startswith("<"))
     if commands.command_family(segment) != family:
         return []
-    added = [w for w in words(segment) if w not in before and _general(w)]
+    added = [w for w in words(_unquoted(segment)) if w not in before and _general(w)]
     return list(dict.fromkeys(added))[:3]
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without its single- and double-quoted parts."""
+    out, quote = [], ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+            out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _general(word: str) -> bool:

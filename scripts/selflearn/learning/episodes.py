@@ -9,6 +9,7 @@ verdict). Pure over observations, but ``session`` (a byte-filtered read of the l
 Must not import cli or surfacing.
 """
 
+from ..observation import causes
 from ..observation.commands import RUNS, command_family, folder, segments, words
 from ..storage import fastjson
 from ..storage import posixfs as fs
@@ -50,8 +51,16 @@ def _teaches(obs: dict) -> bool:
     or a policy blocked (what got it through is the lesson), never one the person refused."""
     if obs.get("event") != "tool_failure" or ignored(obs, blocked=False):
         return False
-    cause = " ".join(str(obs.get("error") or "").split("\n", 1)[0].split())
+    cause = _cause(obs)
     return bool(cause) and not test_verdict(cause)
+
+
+def _cause(obs: dict) -> str:
+    """The failure's cause line: the first line of its error, where the hook put it, unless
+    no line named one (then the first is a banner, such as a remote server's greeting)."""
+    error = str(obs.get("error") or "")
+    first = " ".join(error.split("\n", 1)[0].split())
+    return first if first and not causes.is_noise(first) else causes.cause_line(error)
 
 
 def _families(obs: dict) -> set:
@@ -101,8 +110,7 @@ def _script(family: str) -> str:
 
 def _otherwise(failed: dict, later: dict) -> bool:
     """A later failure of the same job with another cause: the first one was got past."""
-    a = set(words(str(failed.get("error") or "").split("\n", 1)[0]))
-    b = set(words(str(later.get("error") or "").split("\n", 1)[0]))
+    a, b = set(words(_cause(failed))), set(words(_cause(later)))
     return bool(a) and len(a & b) * 2 < len(a)
 
 
@@ -160,7 +168,7 @@ def _episode(failed: dict, steps: list, worked) -> dict:
     return {"id": failed.get("id"), "call": failed.get("tool_use_id") or "",
             "tool": failed.get("tool") or "", "family": failed.get("family") or "",
             "failed": str(failed.get("args") or ""),
-            "cause": str(failed.get("error") or "").split("\n", 1)[0],
+            "cause": _cause(failed),
             "cwd": failed.get("cwd") or "", "ts": failed.get("ts") or "",
             "steps": steps[-MAX_STEPS:], "worked": str((worked or {}).get("args") or ""),
             "worked_id": (worked or {}).get("id")}
