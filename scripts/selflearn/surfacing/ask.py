@@ -132,6 +132,11 @@ def _script(repo_root: str) -> str:
     return path[len(root):] if path.startswith(root) else path
 
 
+def _kind(episode: dict) -> str:
+    """What asking about an episode counts as: a failure recovered from, or one not got past."""
+    return "episodes" if episode["worked"] else "stuck"
+
+
 def at_stop(record: dict, repo_root: str, store_dir: str) -> str:
     """What the hook prints at the end of a turn ("" when there is nothing to ask)."""
     shape = SHAPES.get(record.get("agent", ""))
@@ -145,8 +150,7 @@ def at_stop(record: dict, repo_root: str, store_dir: str) -> str:
     table = jit.table(store_dir)
     cards = fs.tail(fs.join(store_dir, "aha_cards.jsonl"), CARDS_TAIL)
     observations = episodes.session(store_dir, session)
-    found = [e for e in episodes.find(observations)
-             if ("stuck" if not e["worked"] else "episodes") not in asked
+    found = [e for e in episodes.find(observations) if _kind(e) not in asked
              and not covered(e, table, seen) and not _recorded(cards, e)]
     found = sorted(found, key=lambda e: not e["worked"])[:MAX_EPISODES]  # recovered first
     stepped = [] if "stepped" in asked else [
@@ -158,9 +162,8 @@ def at_stop(record: dict, repo_root: str, store_dir: str) -> str:
     key, value = shape
     out = fastjson.dumps({key: message} if value is None else {key: value, "reason": message})
     out += "\n"
-    ids = {"episodes": [e["id"] for e in found if e["worked"]],
-           "stuck": [e["id"] for e in found if not e["worked"]],
-           "stepped": [c["id"] for c in stepped]}
+    ids = {kind: [e["id"] for e in found if _kind(e) == kind] for kind in ("episodes", "stuck")}
+    ids["stepped"] = [c["id"] for c in stepped]
     shown.append(fs.join(store_dir, shown.FILE), session, record.get("agent", ""), "ask", [],
                  len(out), **{k: v for k, v in ids.items() if v})
     return out
