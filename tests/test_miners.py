@@ -17,6 +17,7 @@ from selflearn.storage import config
 from selflearn.learning import fingerprint, mine, mine_bypass, mine_denials
 from selflearn.learning import mine_preferences
 from selflearn.storage import model
+from seeding import seed_record  # noqa: E402
 from test_mine import Log, _ghij, cards, js, shell, snapshot
 
 SEEDS = (1, 2, 3, 4, 5)
@@ -115,6 +116,24 @@ def test_an_edit_corrected_or_a_substitution_made_in_two_sessions_teaches_nothin
     assert "edits" not in data["kinds"] and data["lessons"] == [] and cards(store) == {}
     code, out, err = run(["mine", "--kind", "edits"])
     assert code == 2 and out == "" and err.startswith("self_learning: error: mine: unknown --kind")
+
+
+def test_a_store_from_before_keeps_working_without_the_edits_miner(run, store):
+    """An older store has an `edits` checkpoint and mined `edits` cards: mining and the
+    learning step go on, the checkpoint drops the kind, and its cards stay as they were."""
+    log = Log(store)
+    log.append([log.obs("sa", e, **f) for e, f in _safe_load("cfg")])
+    state = {"v": 1, "kinds": {"edits": {"offset": 0, "line": 0, "agg": {"recent": {}}}}}
+    (store / mine.STATE_FILE).write_text(json.dumps(state))
+    code, _, err = seed_record({"aha_cards": [{
+        "id": "aha_old", "title": "Write `safe_load` directly, not `load`", "origin": "mined",
+        "status": "candidate", "confidence": 0.4, "key": "mined:edits:abc123",
+        "trigger": "edit", "tags": ["mined", "edit", "correction"]}]})
+    assert code == 0, err
+    code, _, err = run(["maintain", "--force"])
+    assert code == 0, err
+    assert "edits" not in json.loads((store / mine.STATE_FILE).read_text())["kinds"]
+    assert cards(store)["aha_old"]["key"] == "mined:edits:abc123"
 
 
 # --- bypass -----------------------------------------------------------------------------------
