@@ -121,17 +121,20 @@ def missing(obs: dict) -> bool:
     error = str(obs.get("error") or "")
     if "command not found" not in error:
         return obs.get("exit_code") == 127
-    found = _NOT_FOUND.search(error)
-    name = (found.group(1) or found.group(2)) if found else ""
-    return not name or bool(_PROGRAM.fullmatch(name))
+    return not _not_found(error) or bool(missing_program(error))
 
 
 def missing_program(error: str) -> str:
     """The program the shell says it could not find (``go`` of ``bash: line 1: go: command
     not found``), else ''."""
-    found = _NOT_FOUND.search(error or "")
-    name = (found.group(1) or found.group(2) or "") if found else ""
+    name = _not_found(error or "")
     return name if _PROGRAM.fullmatch(name) else ""
+
+
+def _not_found(error: str) -> str:
+    """What the shell's "command not found" names ('' when it names nothing)."""
+    found = _NOT_FOUND.search(error)
+    return (found.group(1) or found.group(2) or "") if found else ""
 
 
 def ignored(obs: dict, blocked: bool = True) -> bool:
