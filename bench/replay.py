@@ -439,9 +439,17 @@ def states(g: dict, text: str) -> bool:
         (len(title.split()) >= 4 and title in _flat(text))
 
 
-def with_fix(g: dict, text: str) -> bool:
-    """The printed text states the gold lesson and, when it has one, its fix."""
-    return states(g, text) and (not g.get("needs") or bool(re.search(g["needs"], text)))
+def with_fix(g: dict, text: str, error: str = "") -> bool:
+    """The printed text states the gold lesson and, when it has one, its fix. A note printed
+    at a failure is read beside that failure's ``error``: one that names the fix needs not
+    repeat the error to be about it (the gold's ``match`` is written for error text)."""
+    fix = not g.get("needs") or bool(re.search(g["needs"], text))
+    return fix and (states(g, text) or bool(error and g.get("needs") and states(g, error)))
+
+
+def _error_at(ev: dict) -> str:
+    """The error beside which a note printed at ``ev`` is read ("" but at a failure)."""
+    return ev.get("error") or "" if ev["event"] == "PostToolUseFailure" else ""
 
 
 def place(rep: dict, g: dict, run: dict) -> str:
@@ -450,7 +458,7 @@ def place(rep: dict, g: dict, run: dict) -> str:
     for ev in run["events"]:
         if ev["call"] == rep["tool_use_id"]:
             where = "at"
-        if ev["printed"] and with_fix(g, ev["printed"]):
+        if ev["printed"] and with_fix(g, ev["printed"], _error_at(ev)):
             return where
         if ev["call"] == rep["tool_use_id"] and ev["event"].startswith("PostToolUse"):
             where = "later"
@@ -491,7 +499,7 @@ def notes(run: dict, gold: List[dict]) -> List[dict]:
             if key in seen:
                 continue
             seen.add(key)
-            golden = [g["id"] for g in mine if states(g, block)]
+            golden = [g["id"] for g in mine if states(g, block) or with_fix(g, block, _error_at(ev))]
             out.append({"id": key, "event": ev["event"],
                         "relevant": bool(golden) or _about(block, failures),
                         "text": block.split("\n")[0][:160]})

@@ -193,3 +193,15 @@ def test_a_note_in_the_scripted_agents_words_states_its_gold_lesson():
          "match": r"(?i)go: command not found", "needs": "(?i)/usr/local/go/bin"}
     note = "[aha_1] In many sessions the Bash tool's PATH has no Go: The toolchain is ..."
     assert replay.states(g, note) and not replay.states(g, "[aha_2] PATH has no Go")
+
+
+def test_a_note_at_a_failure_is_read_beside_its_error():
+    """A note printed at a failure names the fix; the error it explains is beside it. A gold
+    lesson with no fix to name is not stated by the error alone."""
+    g = {"lesson": "The shell stays in go/ after a cd.", "match": r"(?i)did not match any files",
+         "needs": r"(?i)absolute path"}
+    note = "The shell is in `go/`, not at the repository root. Use an absolute path."
+    error = "fatal: pathspec 'go/x.go' did not match any files"
+    assert replay.with_fix(g, note, error) and not replay.with_fix(g, note)
+    assert not replay.with_fix(g, "The shell is in `go/`.", error)  # no fix named
+    assert not replay.with_fix(dict(g, needs=""), "Anything at all.", error)

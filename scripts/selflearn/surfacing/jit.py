@@ -16,9 +16,10 @@ does not already carry every ``skip`` word (the fix), and runs in ``folder`` whe
 given. At a failure (``tool_failure``) any line of the family matches whose ``error`` words
 (or those of an error its lesson quotes, ``also``) the error mostly holds (and ``needs``,
 ``folder`` as above): the fix that worked before. A line of another family, or of none,
-matches when the error holds almost all of one of those lists (``by_error``). Each
-lesson is shown at most once per session (read from the tail of ``surfacings.jsonl``), two
-at most per call. A shell command is read as far as ``toolcall.MAX_COMMAND`` characters (the
+matches when the error holds almost all of one of those lists (``by_error``). A failure
+also gets the shell's folder when that explains a path not found (``surfacing.elsewhere``,
+loaded at failures only). Each lesson is shown at most once per session (read from the tail
+of ``surfacings.jsonl``), two at most per call. A shell command is read as far as ``toolcall.MAX_COMMAND`` characters (the
 observation cuts it before anything here splits or matches it). The no-match path reads one
 small file: this module is on the hook path and imports only ``fastjson``, ``posixfs``,
 ``store`` and ``shown`` (no ``re``, ``typing``, ``os``).
@@ -150,15 +151,41 @@ def current(store_dir: str, table: bytes, chosen: list) -> list:
 
 def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
             hook_event: str = "") -> str:
-    """What the hook prints for a tool call or a failure ("" when no lesson's trigger fits)."""
+    """What the hook prints for a tool call or a failure ("" when no lesson's trigger fits
+    and, at a failure, the shell's folder explains nothing: ``surfacing.elsewhere``)."""
     event, agent = record.get("event", ""), record.get("agent", "")
     shape = SHAPES.get((agent, event))
     if shape is None:
         return ""
+    command = command or str(record.get("args") or "")
+    session = str(record.get("session_id") or "")
+    chosen = _fitting(record, repo_root, store_dir, command, session)
+    hint = ""
+    if event == "tool_failure" and record.get("error"):
+        from .elsewhere import hint as folder_hint
+        hint = folder_hint(record, repo_root, command)
+    if not chosen and not hint:
+        return ""
+    text = hint + "".join(e["note"].rstrip("\n") + "\n" for e in chosen)
+    if agent == "codex" and event == "tool_failure":
+        shape = "PostToolUse"
+    elif agent == "claude" and event == "tool_failure" and hook_event == "PostToolUse":
+        shape = "PostToolUse"  # a failure the client reported as a finished call
+    out = fastjson.dumps({"hookSpecificOutput": {"hookEventName": shape,
+                                                 "additionalContext": text}}) + "\n"
+    shown.append(fs.join(store_dir, shown.FILE), session, agent, event, [e["id"] for e in chosen],
+                 len(out), call=str(record.get("tool_use_id") or ""),
+                 obs=str(record.get("id") or "") if chosen else "")  # (a lesson covers it)
+    return out
+
+
+def _fitting(record: dict, repo_root: str, store_dir: str, command: str, session: str) -> list:
+    """The table's lessons whose trigger fits this call, not yet shown in the session, the
+    best ``PER_CALL``."""
+    event = record.get("event", "")
     lines = table(store_dir)
     if not lines:
-        return ""
-    command = command or str(record.get("args") or "")
+        return []
     errors = set(words(str(record.get("error") or ""))) if event == "tool_failure" else set()
     found = candidates(lines, families_of(record, command))
     said = set(words(command)) if found or errors else set()
@@ -167,20 +194,7 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
         found = [e for e in found if matches(e, event, said, where, errors)]
     fit = found + by_error(lines, errors, found, said) if errors else found
     if not fit:
-        return ""
-    session = str(record.get("session_id") or "")
+        return []
     seen = shown.in_session(fs.join(store_dir, shown.FILE), session, TRIGGERS)
     chosen = [e for e in dict((e["id"], e) for e in fit if e["id"] not in seen).values()]
-    chosen = current(store_dir, lines, chosen)[:PER_CALL]
-    if not chosen:
-        return ""
-    text = "\n".join(e["note"].rstrip("\n") for e in chosen) + "\n"
-    if agent == "codex" and event == "tool_failure":
-        shape = "PostToolUse"
-    elif agent == "claude" and event == "tool_failure" and hook_event == "PostToolUse":
-        shape = "PostToolUse"  # a failure the client reported as a finished call
-    out = fastjson.dumps({"hookSpecificOutput": {"hookEventName": shape,
-                                                 "additionalContext": text}}) + "\n"
-    shown.append(fs.join(store_dir, shown.FILE), session, agent, event, [e["id"] for e in chosen],
-                 len(out), call=str(record.get("tool_use_id") or ""), obs=str(record.get("id") or ""))
-    return out
+    return current(store_dir, lines, chosen)[:PER_CALL]
