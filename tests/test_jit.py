@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from seeding import seed_payload
-from selflearn.learning import autorun, callshape, reinforce
+from selflearn.learning import autorun, callshape, episodes, reinforce
 from selflearn.storage.memory import Memory
 from selflearn.surfacing import advice, jit, triggers
 
@@ -150,6 +150,24 @@ def test_needs_and_folder_narrow_the_call(repo, store):
     assert not jit.matches(entry, "pre_tool", said, ".", set())
     assert not jit.matches(entry, "pre_tool", {"cat", "readme.md"}, "web", set())
     assert not jit.matches(dict(entry, at="failure"), "pre_tool", said, "web", set())
+
+
+def test_a_path_the_lesson_needs_is_said_from_the_root_and_found_in_any_form():
+    """The agent's lesson about ``cat /repo/mise-tasks/lint`` needs ``mise-tasks/lint``: a later
+    call naming it from the root, or by its absolute path in another clone, gets the note."""
+    root = "/home/ann/code/sync"
+    failed = {"tool": "Bash", "family": "cat", "failed": f"cat {root}/mise-tasks/lint",
+              "cause": f"cat: {root}/mise-tasks/lint: Is a directory", "cwd": root,
+              "worked": f"ls {root}/mise-tasks/lint/"}
+    call = episodes.call(failed, root)
+    assert call["needs"] == ["mise-tasks/lint"] and not any("ann" in w for w in call["error"])
+    entry = dict(call, at="failure")
+    for later in ("cat mise-tasks/lint", "cat /srv/clone/sync/mise-tasks/lint"):
+        assert jit.matches(entry, "tool_failure", set(callshape.words(later)), ".",
+                           {"cat", "is", "a", "directory"}), later
+    assert not jit.matches(entry, "tool_failure", set(callshape.words("cat other/lint")), ".",
+                           {"cat", "is", "a", "directory"})
+    assert not jit.names({"my-mise-tasks/lint"}, "mise-tasks/lint")  # a path, not a word's end
 
 
 def test_a_compound_command_triggers_on_any_of_its_parts(repo):

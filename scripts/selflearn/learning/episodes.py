@@ -232,9 +232,13 @@ def call(episode: dict, repo_root: str) -> dict:
     """The trigger shape (``callshape``) of a lesson about ``episode``: the failed call, its
     cause, the folder when the call that worked ran elsewhere, the words it added."""
     from . import callshape
+    from .fix_shell import private
     here = folder(episode["cwd"], episode["failed"], repo_root)
     there = folder(episode["cwd"], episode["worked"], repo_root)
     family = episode["family"] or (_families({"args": episode["failed"], "tool_kind": "shell"})
                                    or {""}).pop()
-    return callshape.shape(episode["tool"], family, episode["failed"], episode["cause"],
-                           here if here != there else "", episode["worked"])
+    # paths as the lesson's own words say them: from the repository root, as a mined one's
+    failed, cause, worked = (private(t, repo_root) for t in (
+        episode["failed"], episode["cause"], episode["worked"]))
+    return callshape.shape(episode["tool"], family, failed, cause, here if here != there else "",
+                           worked)

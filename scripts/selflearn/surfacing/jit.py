@@ -54,7 +54,7 @@ SHAPES = {("claude", "pre_tool"): "PreToolUse", ("claude", "tool_failure"): "Pos
 
 def matches(entry: dict, event: str, said: set, where: str, error_words: set) -> bool:
     """Whether one trigger line fits this call (the family was matched by the caller)."""
-    if any(w not in said for w in entry.get("needs") or []):
+    if not all(names(said, w) for w in entry.get("needs") or []):
         return False
     if entry.get("folder") and entry["folder"] != where:
         return False
@@ -65,6 +65,12 @@ def matches(entry: dict, event: str, said: set, where: str, error_words: set) ->
         return True
     return any(sum(1 for w in want if w in error_words) >= max(1, int(len(want) * ERROR_SHARE + 0.5))
                for want in _errors(entry))
+
+
+def names(said: set, need: str) -> bool:
+    """Whether a call's words name ``need``: the word itself, or a path ending in it (the
+    lesson's ``src/x.go`` from the root, the call's ``/home/me/repo/src/x.go``)."""
+    return need in said or ("/" in need and any(w.endswith("/" + need) for w in said))
 
 
 def _errors(entry: dict) -> list:
