@@ -172,6 +172,23 @@ def test_a_linters_finding_that_says_what_it_expected_is_no_test_verdict():
     assert not mine_base.test_verdict(line) and mine_base.test_verdict("Expected: 2, got 3")
 
 
+@pytest.mark.parametrize("command, error", [
+    ("curl -s https://api.example.test/items | jq '.items[] | .name'",
+     "jq: error (at <stdin>:131): Cannot iterate over null (null)"),
+    ("aws cloudfront list-cache-policies --query \"Items[?contains(Name, 'Caching')]\"",
+     "In function contains(), invalid type for value: None, expected one of: ['array', "
+     "'string'], received: \"null\""),
+    ("ls build | head -5", "/bin/bash: line 1: head: command not found"),
+])
+def test_a_probe_of_data_or_a_shell_that_lost_its_path_is_no_lesson(command, error):
+    """A filter failing on the data it explores, or a shell that cannot find `head` (the
+    session broke PATH): what worked next is no fix to keep."""
+    assert mine_failures.recurs(failed(command, error)) is None
+    assert mine_failures.recurs(failed("go build ./...", "/bin/bash: line 1: go: command not "
+                                       "found")) is not None  # a program missing here is
+    assert not mine_base.verdict("jq: error: syntax error, unexpected INVALID_CHARACTER")
+
+
 # --- the fix is the step that changed the outcome ------------------------------------------
 
 MISSING_DOCKER = "Exit code 127\n(eval):1: command not found: docker"

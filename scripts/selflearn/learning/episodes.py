@@ -13,7 +13,7 @@ from ..observation import causes
 from ..observation.commands import RUNS, command_family, folder, segments, words
 from ..storage import fastjson
 from ..storage import posixfs as fs
-from .mine_base import ASKS_USER, ignored, missing, test_verdict, user_words
+from .mine_base import ASKS_USER, ignored, missing, user_words, verdict
 
 MIN_SAID = 5              # words of what the person said, at least, to be worth asking about
 QUESTIONS = ("askuserquestion", "ask_user", "request_user_input")  # tools asking the person:
@@ -52,7 +52,7 @@ def _teaches(obs: dict) -> bool:
     if obs.get("event") != "tool_failure" or ignored(obs, blocked=False):
         return False
     cause = _cause(obs)
-    return bool(cause) and not test_verdict(cause)
+    return bool(cause) and not verdict(cause)
 
 
 def _cause(obs: dict) -> str:

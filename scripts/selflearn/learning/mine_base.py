@@ -99,6 +99,26 @@ _NOT_FOUND = re.compile(r"(?:([^\s:]+): command not found|command not found: ?(\
 _PROGRAM = re.compile(r"[\w.+@-]+")
 
 
+# A filter's verdict on the data it ran over (jq at run time, the AWS CLI's JMESPath
+# ``--query``): the agent exploring a response's shape, where the next probe is no fix and
+# today's data is no lesson about the project.
+DATA_PROBES = ("jq: error (at ", "invalid type for value: ")
+# Programs every POSIX shell finds: one it cannot means the session broke PATH (an `export
+# PATH=…` without `$PATH`), and what worked next is no lesson about that program.
+EVERYWHERE = frozenset(("cat", "head", "tail", "ls", "grep", "sed", "awk", "sort", "uniq", "wc",
+                        "cut", "tr", "mkdir", "rm", "cp", "mv", "chmod", "find", "xargs", "env",
+                        "date", "dirname", "basename", "touch", "tee"))
+
+
+def verdict(line: str) -> bool:
+    """Whether a failure's cause line is a verdict on the work at hand, not knowledge about
+    the project: a failing test's on the code under work, a filter's on the data explored, a
+    shell's that lost its PATH in this session."""
+    low = line.lower()
+    return test_verdict(line) or any(p in low for p in DATA_PROBES) or \
+        missing_program(line) in EVERYWHERE
+
+
 def test_verdict(line: str) -> bool:
     """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
     failing test with a bullet, pytest's summary ``FAILED path::test``, rust a panicking test

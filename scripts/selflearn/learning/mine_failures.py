@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..observation import causes, commands
 from . import callshape, fingerprint, fix_edits, fix_shell as sh
-from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, missing, test_verdict
+from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, missing, verdict
 from ..storage.screen import fence
 
 KIND = "failures"
@@ -265,7 +265,7 @@ def miner(agg: dict, setup: Setup) -> Run:
 
     def _failure(sid: str, obs: dict) -> None:
         text, fp, raw = key(obs)
-        if test_verdict(raw):
+        if verdict(raw):
             return  # the edit-test loop: a failing test is about the code under work
         here = str(obs.get("cwd") or "")
         cluster = clusters.get(fp)
@@ -502,7 +502,7 @@ def recurs(obs: dict) -> Optional[str]:
     if obs.get("event") != "tool_failure" or ignored(obs):
         return None
     _, digest, raw = key(obs)
-    return None if test_verdict(raw) else digest
+    return None if verdict(raw) else digest
 
 
 def key(obs: dict) -> Tuple[str, str, str]:
