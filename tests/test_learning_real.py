@@ -490,18 +490,23 @@ def test_a_relative_path_missed_after_an_earlier_cd_names_the_folder(run, store)
 
 
 def test_a_program_found_once_path_is_set_was_out_of_reach_not_missing(run, store):
-    """safecast-map (held-out-6): `head` was "not found" because an earlier `export PATH=…`
-    had left /usr/bin out; the call that worked put it back. "Not installed here" was wrong."""
+    """safecast-map (held-out-6): a program "not found" in the Bash tool's shell, then found
+    by the call that put its folder on PATH first, was out of reach, not missing: "not
+    installed here" would be wrong. `head` "not found" is a PATH the session broke (every
+    POSIX system has it): no lesson at all."""
     log = Log(store)
-    log.add("s1", failed('export PATH="/usr/local/go/bin:$PATH" && cd test && go run web.go '
-                         "2>&1 | head -5", "Exit code 127\n/bin/bash: line 1: head: command not "
-                         "found", exit_code=127), ok=False)
-    log.add("s1", 'export PATH="/usr/local/go/bin:/usr/bin:$PATH" && cd test && go build '
-                  "-o /tmp/web web.go 2>&1")
+    log.add("s1", failed("cd test && go run web.go 2>&1 | jq .", "Exit code 127\n/bin/bash: "
+                         "line 1: jq: command not found", exit_code=127), ok=False)
+    log.add("s1", 'export PATH="/opt/tools/bin:$PATH" && cd test && go build -o /tmp/web web.go')
     (card,) = mined(run)
     assert card["solution_steps"] == [
-        "the program is not on this shell's PATH; `export PATH=\"/usr/local/go/bin:/usr/bin:"
-        "$PATH\" && cd test && go build -o /tmp/web web.go` (setting PATH) worked"]
+        "the program is not on this shell's PATH; `export PATH=\"/opt/tools/bin:$PATH\" && "
+        "cd test && go build -o /tmp/web web.go` (setting PATH) worked"]
+    log.add("s2", failed("cd test && go run web.go 2>&1 | head -5", "Exit code 127\n/bin/bash: "
+                         "line 1: head: command not found", exit_code=127), ok=False)
+    log.add("s2", 'export PATH="/usr/local/go/bin:/usr/bin:$PATH" && cd test && go build '
+                  "-o /tmp/web web.go")
+    assert mined(run) == []  # (the jq lesson was mined already; nothing of head)
 
 
 def test_an_absolute_missing_path_or_a_relative_cd_says_nothing_of_the_folder(run, store):
