@@ -197,9 +197,27 @@ def test_a_program_missing_here_is_a_lesson_about_any_call_of_it_anywhere():
     missing = "/bin/bash: line 1: go: command not found"
     assert callshape.shape("Bash", "go build", "cd go && go build ./cmd/mcp-server/", missing,
                            "go", "/usr/local/go/bin/go build ./...") == {
-        "tool": "Bash", "family": "go *", "error": ["line", "go", "command", "found"]}
+        "tool": "Bash", "family": "go *", "error": ["missing:go"]}
     assert callshape.shape("Bash", "npm run build", "npm run build",
                            "sh: 1: tsc: command not found")["family"] == "npm run build"
+
+
+@pytest.mark.parametrize("program, first, later", [
+    ("docker", "(eval):1: no such file or directory: /usr/local/bin/docker",  # a dangling link
+     "(eval):1: command not found: docker"),
+    ("go", "/bin/bash: line 1: go: command not found", "zsh: command not found: go"),
+    ("go", "/bin/bash: line 1: /home/USER/go/bin/go: No such file or directory",
+     "/bin/bash: line 1: go: command not found"),
+])
+def test_a_program_missing_here_is_known_however_the_shell_says_it(program, first, later):
+    """cipher-box (held-out-7): docker, first a dangling /usr/local/bin/docker, then not on
+    PATH at all: the same lesson. An error naming the program otherwise is another failure."""
+    entry = dict(callshape.shape("Bash", f"{program} ps", f"{program} ps", first), at="failure")
+    assert entry["family"] == f"{program} *"
+    said = set(callshape.words(f"{program} version"))
+    assert jit.matches(entry, "tool_failure", said, ".", jit.failure_words(later))
+    other = f"Cannot connect to the {program} daemon at unix:///var/run/{program}.sock"
+    assert not jit.matches(entry, "tool_failure", said, ".", jit.failure_words(other))
 
 
 def test_the_shape_of_a_failed_call():

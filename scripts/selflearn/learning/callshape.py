@@ -12,10 +12,10 @@ against it through ``triggers.jsonl``. Pure; must not import cli or surfacing.
 import re
 from typing import List, Optional
 
-from ..observation import commands
+from ..observation import causes, commands
+from ..observation.causes import missing_program
 from ..observation.commands import words
 from . import fingerprint
-from .mine_base import missing_program
 
 MAX_WORDS = 10
 PLACEHOLDERS = {"x", "n", "path", "hex", "ts", "uuid", "tmp", "ref"}
@@ -115,12 +115,13 @@ def shape(tool: str, family: str, failed: str, error: str, folder: str = "",
           fix: Optional[str] = None) -> dict:
     """A lesson's ``call``, from the failed call, its cause line and (when known) its fix. A
     program the shell could not find is missing for every subcommand and in every folder:
-    the lesson is about any call of it (``go *``), wherever it runs."""
+    the lesson is about any call of it (``go *``), wherever it runs, that fails for want of
+    it, however the shell says so (``causes.MISSING``: ``jit.failure_words``)."""
     program = missing_program(error)
     if program and any(commands.command_family(seg).split()[:1] == [program]
                        for seg in commands.segments(failed or "")):
-        return {k: v for k, v in {"tool": tool, "family": program + commands.ANY,
-                                  "error": error_words(error)}.items() if v}
+        return {"tool": tool, "family": program + commands.ANY,
+                "error": [causes.MISSING + program.lower()]}
     out = {"tool": tool, "family": family, "needs": needs(failed, family, error),
            "skip": skip(failed, fix, family) if fix else [], "folder": folder,
            "error": error_words(error)}

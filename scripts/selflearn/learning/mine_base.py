@@ -11,6 +11,7 @@ import re
 from typing import Callable, List, NamedTuple
 
 from ..observation import causes
+from ..observation.causes import missing_program  # noqa: F401 (API: callshape, episodes)
 from ..observation.observe import REFUSALS
 
 STATE_FILE = "mine_state.json"  # the miners' checkpoint and aggregates (also read by suggest-skills)
@@ -94,9 +95,6 @@ SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixtur
                 "command not found", "permission denied", "connection refused")
 
 
-# bash `…: NAME: command not found`, zsh `command not found: NAME`
-_NOT_FOUND = re.compile(r"(?:([^\s:]+): command not found|command not found: ?(\S*))")
-_PROGRAM = re.compile(r"[\w.+@-]+")
 
 
 # A filter's verdict on the data it ran over (jq at run time, the AWS CLI's JMESPath
@@ -141,20 +139,7 @@ def missing(obs: dict) -> bool:
     error = str(obs.get("error") or "")
     if "command not found" not in error:
         return obs.get("exit_code") == 127
-    return not _not_found(error) or bool(missing_program(error))
-
-
-def missing_program(error: str) -> str:
-    """The program the shell says it could not find (``go`` of ``bash: line 1: go: command
-    not found``), else ''."""
-    name = _not_found(error or "")
-    return name if _PROGRAM.fullmatch(name) else ""
-
-
-def _not_found(error: str) -> str:
-    """What the shell's "command not found" names ('' when it names nothing)."""
-    found = _NOT_FOUND.search(error)
-    return (found.group(1) or found.group(2) or "") if found else ""
+    return not causes.not_found(error) or bool(missing_program(error))
 
 
 def ignored(obs: dict, blocked: bool = True) -> bool:

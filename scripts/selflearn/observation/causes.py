@@ -367,3 +367,48 @@ def riskier(fix: str, failed: str) -> bool:
             flat = flat.replace(safe, "")
         return {r for r in RISKY if r in flat}
     return bool(marks(fix) - marks(failed))
+
+
+# --- a program the shell could not run --------------------------------------------------------
+
+MISSING = "missing:"  # the word a lesson about a program missing here matches a failure by
+
+
+def not_found(error: str) -> str:
+    """What the shell says it could not find: ``go`` of bash's ``line 1: go: command not
+    found``, zsh's ``command not found: go``; of a program run by a path that is not there
+    (zsh ``no such file or directory: /usr/local/bin/docker``, bash ``bash: line 1:
+    /usr/local/bin/docker: No such file or directory``) its name. '' when none is named."""
+    for line in (error or "").splitlines():
+        low = line.lower()
+        at = low.find("command not found")
+        if at >= 0:
+            after = line[at + 17:]
+            if after.startswith(":") and after[1:].split():  # zsh names it after
+                return after[1:].split()[0]
+            before = line[:at].rstrip().rstrip(":").replace(":", " ").split()
+            return before[-1] if before else ""
+        name = _run_path(line.strip(), low.strip())
+        if name:
+            return name
+    return ""
+
+
+def _run_path(line: str, low: str) -> str:
+    """The program of a shell's "no such file or directory" for the path it tried to run."""
+    zsh = "no such file or directory: /"
+    if low.startswith(zsh) or (low.startswith(("zsh", "(eval)")) and ": " + zsh in low):
+        return line[low.find(zsh) + len(zsh) - 1:].split()[0].rsplit("/", 1)[-1]
+    parts = line.split(": ")
+    if len(parts) >= 3 and parts[-1].lower() == "no such file or directory" \
+            and parts[-2].startswith("/") and parts[0].rsplit("/", 1)[-1] in ("sh", "bash", "zsh"):
+        return parts[-2].rsplit("/", 1)[-1]
+    return ""
+
+
+def missing_program(error: str) -> str:
+    """The program the shell could not run (``not_found``), when it is a program's name
+    (``world\\"`` of a quoting slip is not), else ''."""
+    name = not_found(error)
+    ok = name and all(c.isalnum() or c in "_.+@-" for c in name)
+    return name if ok else ""

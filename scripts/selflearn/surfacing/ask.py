@@ -77,7 +77,7 @@ def covered(episode: dict, table: bytes, seen: bytes) -> bool:
     record = {"tool_kind": "shell", "family": episode["family"], "tool": episode["tool"]}
     found = jit.candidates(table, jit.families_of(record, episode["failed"]))
     said = set(jit.words(episode["failed"]))
-    errors = set(jit.words(episode["cause"]))
+    errors = jit.failure_words(episode["cause"])
     return any(jit.matches(e, "tool_failure", said, e.get("folder") or "", errors) for e in found)
 
 

@@ -80,6 +80,15 @@ def _errors(entry: dict) -> list:
     return [entry.get("error")] + (also if isinstance(also, list) else [])
 
 
+def failure_words(error: str) -> set:
+    """A failure's words, and ``missing:<program>`` when the shell could not run a program,
+    however it says so (``go: command not found``, zsh's ``no such file or directory:
+    /usr/local/bin/go``): what a lesson about a program missing here matches."""
+    from ..observation.causes import MISSING, missing_program
+    program = missing_program(error)
+    return set(words(error)) | ({MISSING + program.lower()} if program else set())
+
+
 def table(store_dir: str) -> bytes:
     """The trigger table's bytes (empty when there is none)."""
     try:
@@ -192,7 +201,7 @@ def _fitting(record: dict, repo_root: str, store_dir: str, command: str, session
     lines = table(store_dir)
     if not lines:
         return []
-    errors = set(words(str(record.get("error") or ""))) if event == "tool_failure" else set()
+    errors = failure_words(str(record.get("error") or "")) if event == "tool_failure" else set()
     found = candidates(lines, families_of(record, command))
     said = set(words(command)) if found or errors else set()
     if found:
