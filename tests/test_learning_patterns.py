@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from selflearn.learning import fingerprint, fix_shell, mine_base, mine_failures
+from selflearn.learning import fingerprint, fix_edits, fix_shell, mine_base, mine_failures
 from selflearn.observation import causes, observe
 from selflearn.storage import model
 from selflearn.storage import store as jsonl
@@ -187,6 +187,21 @@ def test_a_probe_of_data_or_a_shell_that_lost_its_path_is_no_lesson(command, err
     assert mine_failures.recurs(failed("go build ./...", "/bin/bash: line 1: go: command not "
                                        "found")) is not None  # a program missing here is
     assert not mine_base.verdict("jq: error: syntax error, unexpected INVALID_CHARACTER")
+
+
+def test_a_conflict_resolved_by_hand_keeps_the_edit_in_front_of_the_hinted_command():
+    """cipher-box (held-out-7): `git add .planning/STATE.md && git rebase --continue`, as git's
+    hint says, after the conflicted file was edited; without the edit the step would stage the
+    conflict markers. A file in a folder whose name starts with a dot is the file named."""
+    edit = {"event": "tool_success", "tool_kind": "edit", "file": "/w/.planning/STATE.md"}
+    assert fix_edits.edits_named(edit, ".planning/STATE.md")
+    assert fix_edits.edits_named(dict(edit, file="/w/docs/a.md"), "./docs/a.md")
+    assert not fix_edits.edits_named(dict(edit, file="/w/planning/STATE.md"), ".planning/STATE.md")
+    fix = {"how": "hint", "args": "git add .planning/STATE.md && git rebase --continue",
+           "failed": "git rebase origin/main", "before": "edit `STATE.md` (the file the error names)"}
+    assert mine_failures._step(fix) == (
+        "edit `STATE.md` (the file the error names), then run `git add .planning/STATE.md && git "
+        "rebase --continue` (the error suggests it) after `git rebase origin/main` fails")
 
 
 # --- the fix is the step that changed the outcome ------------------------------------------

@@ -108,7 +108,7 @@ def edits_named(obs: dict, named: str) -> bool:
     if obs.get("event") != "tool_success" or obs.get("tool_kind") != "edit" or not named:
         return False
     path = str(obs.get("file") or obs.get("args") or "").replace("\\", "/")
-    rel = named.lstrip("./")
+    rel = named[2:] if named.startswith("./") else named  # (.github/, .planning/ keep their dot)
     return path == rel or path.endswith("/" + rel)
 
 

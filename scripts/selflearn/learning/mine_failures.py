@@ -227,7 +227,7 @@ def miner(agg: dict, setup: Setup) -> Run:
                                 "same_family": how == "variant", "count": 0,
                                 "seen": [obs.get("id", "?"), sid, obs.get("ts", "?")]}
             before = [x for x in entry["steps"] if how == "variant" or x.endswith(_NAMED)] \
-                if how in ("variant", "program") else []
+                if how in ("variant", "program", "hint") else []  # (a hint: a conflict resolved)
             if before:
                 fix["before"] = steps_text(before)  # what was done first, e.g. the named file
             fix["certain"] = _sure(how, what, before, entry)
@@ -398,7 +398,8 @@ def _step(f: dict) -> str:
     if how == "edit":
         return f["args"]
     if how == "hint":
-        return f"run `{f['args']}` (the error suggests it) after `{f['failed']}` fails"
+        first = f"{f['before']}, then " if f.get("before") else ""
+        return f"{first}run `{f['args']}` (the error suggests it) after `{f['failed']}` fails"
     if how == "diagnostic":
         return f"to see what failed: `{f['args']}`"
     if how == "cd":
