@@ -7,11 +7,10 @@ and ``recurs(obs) -> Optional[str]`` (the digest an observation would add to, so
 Must not import cli or mine.
 """
 
-import re
 from typing import Callable, List, NamedTuple
 
 from ..observation import causes
-from ..observation.causes import missing_program  # noqa: F401 (API: callshape, episodes)
+from ..observation.causes import missing_program
 from ..observation.observe import REFUSALS
 
 STATE_FILE = "mine_state.json"  # the miners' checkpoint and aggregates (also read by suggest-skills)
@@ -93,10 +92,6 @@ TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal
 # What a failing test may report that is about its environment, not the code under work.
 SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixture '",
                 "command not found", "permission denied", "connection refused")
-
-
-
-
 # A filter's verdict on the data it ran over (jq at run time, the AWS CLI's JMESPath
 # ``--query``): the agent exploring a response's shape, where the next probe is no fix and
 # today's data is no lesson about the project.

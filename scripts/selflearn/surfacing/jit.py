@@ -19,8 +19,9 @@ given. At a failure (``tool_failure``) any line of the family matches whose ``er
 matches when the error holds almost all of one of those lists (``by_error``). A failure
 also gets the shell's folder when that explains a path not found (``surfacing.elsewhere``,
 loaded at failures only). Each lesson is shown at most once per session (read from the tail
-of ``surfacings.jsonl``), two at most per call. A shell command is read as far as ``toolcall.MAX_COMMAND`` characters (the
-observation cuts it before anything here splits or matches it). The no-match path reads one
+of ``surfacings.jsonl``), two at most per call. A shell command is read as far as
+``toolcall.MAX_COMMAND`` characters (the observation cuts it before anything here splits or
+matches it). The no-match path reads one
 small file: this module is on the hook path and imports only ``fastjson``, ``posixfs``,
 ``store`` and ``shown`` (no ``re``, ``typing``, ``os``).
 """
