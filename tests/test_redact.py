@@ -513,3 +513,22 @@ def test_telegram_look_alikes_survive(text):
 ])
 def test_an_aws_secret_printed_beside_its_key_id_goes_with_it(text, expected):
     assert R.redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "error: 1Password: failed to fill whole buffer",                  # git signing, held-out-7
+    "error: 1Password: agent returned an error",
+    "fatal: failed to write commit object (1Password: failed to sign)",
+])
+def test_the_password_managers_messages_survive(text):
+    """A recurring failure's cause line: the product's name is no label before prose."""
+    assert R.redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("1Password: Zq7hunter99!", "Zq7hunter99!"),                      # random-looking: a value
+    ("1password=hunter", "hunter"),
+    ("password: failed", "failed"),                                   # only the product's name
+])
+def test_a_value_after_the_password_managers_name_is_still_redacted(text, secret):
+    assert secret not in R.redact_text(text)

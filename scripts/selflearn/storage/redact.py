@@ -68,6 +68,10 @@ def _assigned(label, n, check="", spaced=_IDENT, colon=True, prose=False, bare=F
     return label + _Q + "(?:" + "|".join(alts) + ")"
 
 
+_BRAND = r"(?!(?i:1password):[ \t]+[A-Za-z]+(?:[ \t]|$))"
+"""The password manager's name before a message (``error: 1Password: failed to fill whole
+buffer``, its git signing agent): no label when a plain word follows; a random-looking value
+after it is still one."""
 _SEP = r"""(?:\\?["'])?[ \t]*%s[ \t]*(?:\\?["'])?"""  # key separator, maybe quoted
 _AUTH = r"\b(?i:authorization)" + _SEP % "[:=]"
 _LABEL = r"(?<![\w.:-])[\w.-]{0,64}?"  # identifier prefix: db_, --, user. (not after ::)
@@ -356,7 +360,7 @@ RULES = (
                   "~secret"), _PROSE),
     ("secret", _ISSUERS_TRIGGERS, _assigned(_ISSUER_LABEL, 12, check=_RANDOM, prose=True)),
     ("password", ("~assword", "~asswd", "~assphrase"),
-     _assigned(_LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
+     _assigned(_BRAND + _LABEL + "(?i:pass(?:word|wd|phrase))", 4, prose=True, bare=True)),
     ("secret", ("~ecret", "~oken", "~pi_key", "~pi-key", "~pikey", "~ccess_key", "~ccess-key",
                 "~ccesskey", "~rivate_key", "~rivate-key", "~rivatekey", "~pi key", "~sharedkey",
                 "~shared_key", "~shared-key")
