@@ -23,7 +23,7 @@ from ..storage import posixfs as fs
 from . import jit
 from . import shown
 
-MAX_EPISODES = 3          # episodes named in one ask
+MAX_EPISODES = 5          # episodes named in one ask
 KINDS = ("episodes", "stuck", "stepped")  # what an ask names; each is asked once a session
 CUT = 140                 # characters of a command or a cause line quoted
 CARDS_TAIL = 256 * 1024   # bytes of aha_cards.jsonl searched for a card of the episode
