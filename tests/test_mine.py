@@ -229,6 +229,9 @@ def write_log(log, events):
     ('FAILED tests/test_x.py::test_3 - assert "a" == `b`', "FAILED <path>::test_<n> - assert <X> == <X>"),
     ("C:\\Users\\me\\app.js  and ~/x   and ./y", "<path> and <path> and <path>"),
     ("python3 and utf8 stay; 10:02:03 and 3.14 go", "python3 and utf8 stay; <ts> and <n> go"),
+    # a dated file name is one path, not a timestamp and the rest of its name
+    (".planning/todos/2026-02-22-crdt-inbox.md:26 error MD040/fenced-code-language",
+     "<path>:<n> error MD040/fenced-code-language"),
 ])
 def test_normalize(raw, expected):
     assert fingerprint.normalize(raw) == expected
