@@ -386,6 +386,12 @@ def test_the_same_failure_on_another_file_still_gets_its_lesson(repo, store):
             b'"directory", "open"], "note": "x"}\n'  # node's ENOENT says no more than "no such file"
     errors = set(callshape.words("Error: ENOENT: no such file or directory, open 'D:/tmp/a.svg'"))
     assert jit.by_error(table, errors, [], {"oh-my-posh", "config", "export"}) == []
+    table = b'{"family": "wsl", "id": "aha_w", "error": ["bash", "line", "such", "file", ' \
+            b'"directory"], "note": "x"}\n'  # a shell's own words name no failure either
+    for said in ("/usr/bin/bash: line 1: cd: src: No such file or directory",
+                 "(eval):1: no such file or directory: ./run.sh"):
+        errors = set(callshape.words(said))
+        assert jit.by_error(table, errors, [], {"cd", "src"}) == []
 
 
 def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):

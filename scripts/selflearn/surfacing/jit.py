@@ -41,11 +41,13 @@ TRIGGERS = ("pre_tool", "tool_failure")  # a lesson is said once a session at th
 STRONG = 0.8              # share of a trigger's error words that shows it at a failure of
                           # any family (the error says it all: pip3, pip, python -m pip)
 ERROR_SHARE = 0.5         # share of a trigger's error words a failure must contain
-# Words of errors of every kind: made only of them (and the call's own words), an error says
-# nothing about which failure it is ("ls: x: No such file or directory").
+# Words of errors of every kind, and the shell's own (its name, "line 7", zsh's "(eval):1"):
+# made only of them (and the call's own words), an error says nothing about which failure it
+# is ("ls: x: No such file or directory", "bash: line 7: /tmp/x: No such file or directory").
 GENERIC = {"such", "file", "files", "directory", "command", "found", "permission", "denied",
            "exist", "exists", "invalid", "option", "unknown", "missing", "unexpected",
-           "argument", "line", "usage", "any", "match", "enoent", "eacces", "open", "access"}
+           "argument", "line", "usage", "any", "match", "enoent", "eacces", "open", "access",
+           "bash", "sh", "zsh", "eval", "bin/bash", "usr/bin/bash", "bin/sh", "bin/zsh"}
 # (agent, event) -> the hookSpecificOutput event name that carries additionalContext there;
 # missing: that agent shows nothing of that hook to the model (references/SURFACING.md).
 SHAPES = {("claude", "pre_tool"): "PreToolUse", ("claude", "tool_failure"): "PostToolUseFailure",
