@@ -204,6 +204,28 @@ def test_a_conflict_resolved_by_hand_keeps_the_edit_in_front_of_the_hinted_comma
         "rebase --continue` (the error suggests it) after `git rebase origin/main` fails")
 
 
+PNPM_STORE = ("ERR_PNPM_UNEXPECTED_STORE Unexpected store location\n"
+              "Run \"pnpm install\" to recreate the modules directory.")
+
+
+def test_a_hinted_command_run_with_a_fallback_is_no_fix(run, store):
+    """cipher-box (held-out-7): the hinted `pnpm install` ran with a fallback (`|| …`), then
+    with its status cut by `| tail` and run again otherwise: it had failed underneath, and
+    what fixed it came last. A hint run with its output cut counts once the next call moves
+    on: the error asked for it, and nothing shows it fell short."""
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("pnpm --filter e2e add -D x", PNPM_STORE), ok=False)
+        log.add(sid, "pnpm install --frozen-lockfile 2>&1 || pnpm install 2>&1 | tail -5")
+        log.add(sid, "CI=true pnpm install 2>&1 | tail -5")
+        log.add(sid, "CI=true pnpm install --no-frozen-lockfile 2>&1 | tail -5")
+        log.add(sid, "git status")
+    steps = [step for c in mined(run) for step in c["solution_steps"]]
+    assert [s for s in steps if "suggests it" in s] == [
+        "run `CI=true pnpm install --no-frozen-lockfile` (the error suggests it) after `pnpm "
+        "--filter e2e add -D x` fails"]
+
+
 # --- the fix is the step that changed the outcome ------------------------------------------
 
 MISSING_DOCKER = "Exit code 127\n(eval):1: command not found: docker"

@@ -10,7 +10,8 @@ subject and files, ``fix_shell.same_target``; another file is another job, not a
 the command without a wrapper that could not run it; the steps taken before the failed
 command ran again and no longer failed that way (installing a dependency, editing a config file); an edit of the file
 the error names that changes what the error is about; a command doing a missing program's
-job. A success whose status is hidden (``| tail``, ``|| true``) proves nothing, a riskier
+job. A success whose status is hidden (``| tail``, ``|| true``) proves nothing (a hinted
+command: not until the next call moves on to another program), a riskier
 variant (``--no-verify``, ``--force``, ``sudo``, ...) is never a fix, and whatever merely
 succeeded next is no fix; a failure whose output names no cause (only ``exit code 1`` or a
 count) is no lesson. Constants are documented in references/LEARNING.md.
@@ -99,6 +100,8 @@ def miner(agg: dict, setup: Setup) -> Run:
                 entry["left"] -= 1
                 if entry["left"] > 0:
                     left.append(entry)
+                elif entry.get("maybe"):  # the window closed on a hint nothing re-ran
+                    _hinted(sid, entry, cluster)
         if left:
             pending[sid] = left
         else:
@@ -110,9 +113,18 @@ def miner(agg: dict, setup: Setup) -> Run:
         or nothing; True when the wait is over."""
         shell, ok = obs.get("tool_kind") == "shell", obs.get("event") == "tool_success"
         args = str(obs.get("args") or "")
+        if shell and entry.get("maybe"):
+            if obs.get("family") != entry["maybe"][1]:  # it moved on: the hint was enough
+                _hinted(sid, entry, cluster)
+                return True
+            entry.pop("maybe")  # the same program again, otherwise: it was not
         outcome = _outcome(obs, entry) if shell and obs.get("family") else None
         if outcome is not None:
             how, what = outcome
+            if how == "hint" and causes.hidden_success(args):
+                # its status is hidden (`| tail`): the fix only if the next call moves on
+                entry["maybe"] = [what, obs.get("family"), obs.get("id", "?"), obs.get("ts", "?")]
+                return False
             if how == "retry":
                 cluster["retries"] = cluster.get("retries", 0) + 1
                 return True
@@ -171,7 +183,8 @@ def miner(agg: dict, setup: Setup) -> Run:
             if ok or key(obs)[1] != entry["fp"]:
                 return "cd", rest
         core = cut(sh.private(causes.core(args), setup.repo_root), CUT_ARGS)
-        if ok and sh.hinted(args, entry["hints"]) and not causes.riskier(args, failed):
+        if ok and sh.hinted(args, entry["hints"]) and not causes.riskier(args, failed) \
+                and "||" not in args:  # (a fallback ran if it failed: no proof it worked)
             return "hint", core
         if entry["program"] and sh.other_language(fam, family):
             return None  # `bash -c '…'` does not test what `zsh -c '…'` was to
@@ -215,6 +228,11 @@ def miner(agg: dict, setup: Setup) -> Run:
     def _step(entry: dict, step: str) -> None:
         if entry["steps"][-1:] != [step]:
             entry["steps"] = (entry["steps"] + [step])[-MAX_STEPS_KEPT:]
+
+    def _hinted(sid: str, entry: dict, cluster: dict) -> None:
+        """The hinted command run with its status hidden, now taken as the fix."""
+        what, _, obs_id, ts = entry.pop("maybe")
+        _fix(cluster, entry, what, sid, {"id": obs_id, "ts": ts}, "hint")
 
     def _fix(cluster, entry, what, sid, obs, how) -> None:
         fixes = cluster.setdefault("fixes", {})
