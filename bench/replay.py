@@ -317,15 +317,19 @@ def _card(g: dict) -> dict:
             "problem": g["lesson"], "solution_steps": fix or [g["lesson"]]}
 
 
-def answer(root: str, offered: List[dict], gold: List[dict], ts: str) -> List[str]:
+def answer(root: str, offered: List[dict], gold: List[dict], ts: str,
+           lived: Optional[Dict[str, str]] = None) -> List[str]:
     """A scripted agent's answer to the question: for each named episode that states a gold
     lesson (its failed call and cause match it; for a person's preference, its error: a
     preference the command happens to show, such as a `git commit --amend` on a line that
     failed for a pathspec, is not what that episode taught), that lesson recorded in its words
-    (``_card``) with the episode's id; nothing for the others. Returns the gold ids recorded."""
+    (``_card``) with the episode's id; nothing for the others. The agent lived through the
+    call, so it reads the whole error it saw (``lived``: by tool use id), not the head the
+    store kept. Returns the gold ids recorded."""
     cards, said = [], []
     for obs in offered:
-        error = " ".join(str(obs.get("error") or obs.get("prompt") or "").split())
+        seen = (lived or {}).get(str(obs.get("tool_use_id") or ""))
+        error = " ".join(str(seen or obs.get("error") or obs.get("prompt") or "").split())
         text = " ".join(f"{obs.get('args', '')} {error}".split())
         g = next((g for g in gold if re.search(g["match"], error if g.get("kind") ==
                                                "user-preference" else text)), None)
@@ -375,7 +379,9 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
             if gold_answers is not None and ev["payload"]["hook_event_name"] == "Stop" \
                     and '"decision"' in printed:
                 offered = asked(root, ev["payload"]["session_id"])  # this ask's: the last ones
-                recorded += answer(root, offered[answered:], gold_answers, ev["ts"])
+                lived = {e["call"]: e["payload"]["error"] for e in evs
+                         if e["call"] and e["payload"].get("error")}
+                recorded += answer(root, offered[answered:], gold_answers, ev["ts"], lived)
                 answered = len(offered)
                 fire(dict(ev["payload"], stop_hook_active=True), ev["ts"])  # the client goes on
         if maintain_after:

@@ -205,3 +205,19 @@ def test_a_note_at_a_failure_is_read_beside_its_error():
     assert replay.with_fix(g, note, error) and not replay.with_fix(g, note)
     assert not replay.with_fix(g, "The shell is in `go/`.", error)  # no fix named
     assert not replay.with_fix(dict(g, needs=""), "Anything at all.", error)
+
+
+def test_the_scripted_agent_reads_the_whole_error_it_lived_through(monkeypatch):
+    """The store keeps an error's head; the agent asked about it saw the whole output, so a
+    gold lesson whose words come late in it (turbo's summary at the end) is still its answer."""
+    sent = []
+    monkeypatch.setattr(replay, "_run", lambda argv, stdin="": sent.append(stdin))
+    monkeypatch.setattr(replay, "setenv", lambda key, value: None)
+    g = {"id": "g1", "lesson": "Live e2e tests need credentials: run `bun run verify`.",
+         "match": r"(?i)bun run test.*Missing CLICKHOUSE_URL", "needs": r"(?i)bun run verify"}
+    obs = {"id": "obs_1", "tool_use_id": "toolu_1", "args": "bun run test",
+           "error": "Failed: @chkit/plugin-pull#test\n• turbo 2.8.9"}
+    assert replay.answer("/r", [obs], [g], "2026-02-24T01:59:12Z") == []
+    whole = "• turbo 2.8.9\n" + "x\n" * 200 + "error: Missing CLICKHOUSE_URL or CLICKHOUSE_HOST"
+    assert replay.answer("/r", [obs], [g], "2026-02-24T01:59:12Z", {"toolu_1": whole}) == ["g1"]
+    assert '"episode": "obs_1"' in sent[-1]
