@@ -603,6 +603,11 @@ def test_preference_card_and_recurs(run, store):
     ("docker compose", "docker compose up -d --build", ("docker compose", "up",
                                                              "docker compose")),
     ("cargo test", "cargo test", None),
+    # bun's own test runner and bundler, not the package's `test` or `build` script
+    ("bun test", "bun test src/a.test.ts", None),
+    ("bun build", "bun build ./index.ts --outdir out", None),
+    ("bun run test", "bun run test", ("npm run", "test", "bun run")),
+    ("bun lint", "bun lint", ("npm run", "lint", "bun")),
 ])
 def test_job_of_maps_interchangeable_families(family, args, expected):
     table = mine_preferences.groups({})

@@ -1,7 +1,8 @@
 """Miner ``preferences``: of two commands doing the same job, one works and one does not.
 
 A job is a command family under one of several interchangeable programs: the
-same subcommand of ``npm``/``pnpm``/``yarn``/``bun``, ``pytest`` however it is
+same subcommand of ``npm``/``pnpm``/``yarn``/``bun`` (not bun's own ``test`` and ``build``
+tools, ``OWN_TOOLS``), ``pytest`` however it is
 started, ``pip`` in its forms, ``python``/``python3``, ``docker compose`` /
 ``docker-compose`` (``EQUIVALENTS``; config.json key ``equivalents`` adds groups).
 Each variant's successes, failures and refusals are counted per session; a
@@ -25,6 +26,7 @@ from ..storage.screen import fence
 
 KIND = "preferences"
 KEY = "equivalents"         # the config.json key adding groups of interchangeable families
+AGG_VERSION = 2             # 2: bun's own test and build tools are no variant of a script
 
 # Interchangeable programs: (family prefixes, whether the job's subcommand is read from the
 # command when the family stops at the prefix, as for `python -m pip install`).
@@ -37,6 +39,10 @@ EQUIVALENTS: Tuple[Tuple[Tuple[str, ...], bool], ...] = (
     (("python", "python3"), False),
     (("docker compose", "docker-compose"), True),
 )
+# A program's own tool named like a script: `bun test` is bun's test runner and `bun build`
+# its bundler, not the package's `test` or `build` script that `npm test` and `bun run test`
+# run, so neither is a variant of that job.
+OWN_TOOLS = ("bun test", "bun build")
 MIN_GOOD = 3                # successes of the preferred variant ...
 MIN_BAD = 2                 # ... and failures or refusals of the other, each side in
                             # MIN_SESSIONS distinct sessions
@@ -70,6 +76,8 @@ def groups(config: dict, where: str = "config.json") -> List[Tuple[Tuple[str, ..
 def job_of(obs: dict, table) -> Optional[Tuple[str, str, str]]:
     """``(group, job, variant)`` of a shell call: its family's longest prefix in ``table``."""
     family = " ".join(str(obs.get("family") or "").split())
+    if any(family == own or family.startswith(own + " ") for own in OWN_TOOLS):
+        return None
     best = None
     for members, from_args in table:
         for prefix in members:
@@ -96,7 +104,10 @@ def _subcommand(command: str, prefix: str) -> str:
 
 
 def stale(agg: dict, setup: Setup) -> Optional[str]:
-    """Why the aggregates no longer fit the config (then this kind starts over), or None."""
+    """Why the aggregates no longer fit the config or this code (then this kind starts
+    over), or None."""
+    if agg.get("version", 1) != AGG_VERSION:
+        return f"preferences: aggregates of an older format (v{agg.get('version', 1)})"
     return config_changed(agg, setup, KEY)
 
 
@@ -107,6 +118,7 @@ def _digest(group: str, job: str, variant: str) -> str:
 def miner(agg: dict, setup: Setup) -> Run:
     """Per job and variant: ``ok`` and ``bad`` clusters (successes; failures and refusals)."""
     table = groups(setup.config, config_where(setup))
+    agg["version"] = AGG_VERSION
     agg["config"] = config_digest(setup.config.get(KEY))
     clusters = Clusters(agg, MAX_CLUSTERS, MIN_SESSIONS)
     said: Dict[str, dict] = agg.setdefault("said", {})  # session -> a refusal waiting
