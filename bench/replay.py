@@ -323,16 +323,15 @@ def answer(root: str, offered: List[dict], gold: List[dict], ts: str,
     lesson (its failed call and cause match it; for a person's preference, its error: a
     preference the command happens to show, such as a `git commit --amend` on a line that
     failed for a pathspec, is not what that episode taught), that lesson recorded in its words
-    (``_card``) with the episode's id; nothing for the others. The agent lived through the
-    call, so it reads the whole error it saw (``lived``: by tool use id), not the head the
-    store kept. Returns the gold ids recorded."""
+    (``_card``) with the episode's id; nothing for the others. The agent reads the evidence
+    the question quotes (the head of the error the store kept) and, where no lesson fits it,
+    remembers the whole error it lived through (``lived``: by tool use id). Returns the gold
+    ids recorded."""
     cards, said = [], []
     for obs in offered:
-        seen = (lived or {}).get(str(obs.get("tool_use_id") or ""))
-        error = " ".join(str(seen or obs.get("error") or obs.get("prompt") or "").split())
-        text = " ".join(f"{obs.get('args', '')} {error}".split())
-        g = next((g for g in gold if re.search(g["match"], error if g.get("kind") ==
-                                               "user-preference" else text)), None)
+        whole = (lived or {}).get(str(obs.get("tool_use_id") or ""))
+        heard = [obs.get("error") or obs.get("prompt") or ""] + ([whole] if whole else [])
+        g = next((g for error in heard for g in _stating(obs, error, gold)), None)
         if g is None or g["id"] in said:
             continue
         said.append(g["id"])
@@ -341,6 +340,14 @@ def answer(root: str, offered: List[dict], gold: List[dict], ts: str,
         setenv("SELF_LEARNING_NOW", ts[:19] + "Z")
         _run(["record"], json.dumps({"aha_cards": cards}))
     return said
+
+
+def _stating(obs: dict, error: str, gold: List[dict]) -> List[dict]:
+    """The gold lessons a failed call with this error (or the person's words) states."""
+    error = " ".join(str(error).split())
+    text = " ".join(f"{obs.get('args', '')} {error}".split())
+    return [g for g in gold if re.search(g["match"], error if g.get("kind") == "user-preference"
+                                         else text)]
 
 
 def moved(payload: dict, home: str, root: str) -> dict:

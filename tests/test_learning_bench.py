@@ -221,3 +221,5 @@ def test_the_scripted_agent_reads_the_whole_error_it_lived_through(monkeypatch):
     whole = "• turbo 2.8.9\n" + "x\n" * 200 + "error: Missing CLICKHOUSE_URL or CLICKHOUSE_HOST"
     assert replay.answer("/r", [obs], [g], "2026-02-24T01:59:12Z", {"toolu_1": whole}) == ["g1"]
     assert '"episode": "obs_1"' in sent[-1]
+    head = dict(g, id="g0", match=r"(?i)Failed: @chkit/plugin-pull#test")  # what the question
+    assert replay.answer("/r", [obs], [g, head], "t", {"toolu_1": whole}) == ["g0"]  # quoted
