@@ -226,6 +226,18 @@ def test_a_hinted_command_run_with_a_fallback_is_no_fix(run, store):
         "--filter e2e add -D x` fails"]
 
 
+def test_a_hinted_command_with_its_status_cut_is_the_fix_when_nothing_reruns_it(run, store):
+    """`pnpm api:generate | tail -5` as the error asked, then only edits until the window
+    closes: nothing showed the hint fell short, so it is the fix."""
+    log = Log(store)
+    log.add("s1", failed("pnpm --filter e2e add -D x", PNPM_STORE), ok=False)
+    log.add("s1", "pnpm install 2>&1 | tail -5")
+    for n in range(mine_failures.FIX_WINDOW):
+        log.add("s1", edit(f"/w/src/f{n}.ts", "a", "b"))
+    assert [s for c in mined(run) for s in c["solution_steps"] if "suggests it" in s] == [
+        "run `pnpm install` (the error suggests it) after `pnpm --filter e2e add -D x` fails"]
+
+
 # --- the fix is the step that changed the outcome ------------------------------------------
 
 MISSING_DOCKER = "Exit code 127\n(eval):1: command not found: docker"
