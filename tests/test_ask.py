@@ -398,6 +398,42 @@ def test_a_lesson_recorded_again_from_another_failure_comes_back_at_either(repo,
     assert saved["id"] in out
 
 
+def test_a_lesson_recorded_again_from_another_command_comes_back_at_its_failure(repo, store,
+                                                                               run, monkeypatch):
+    """The shell left in `src/`: first `git add src/a.go` fails, then `cd src` does; the agent
+    records the same lesson for both. A later `cd src` failure gets it, though the lesson's
+    first call was a `git add`."""
+    (repo / "src").mkdir()
+    card = {"title": "The Go module is in src/; a cd lasts between calls",
+            "problem": "the shell stays in src/ after a cd, so paths from the root miss",
+            "solution_steps": ["use absolute paths, or `git -C <root>`"]}
+    failures = {"s1": ("git add src/a.go", "fatal: pathspec 'src/a.go' did not match any files",
+                       "git add a.go"),
+                "s2": ("cd src && go test ./...", "/usr/bin/bash: line 1: cd: src: No such file "
+                       "or directory", "go test ./...")}
+    for day, (sid, (failed, error, worked)) in enumerate(failures.items(), 2):
+        now = {"SELF_LEARNING_NOW": f"2026-03-0{day}T10:00:00Z"}
+        monkeypatch.setenv("SELF_LEARNING_NOW", now["SELF_LEARNING_NOW"])
+        base = {"session_id": sid, "tool_name": "Bash", "cwd": str(repo / "src")}
+        hook({**base, "hook_event_name": "PostToolUseFailure", "tool_use_id": f"{sid}-1",
+              "tool_input": {"command": failed}, "error": f"Exit code 1\n{error}"}, env=now)
+        hook({**base, "hook_event_name": "PostToolUse", "tool_use_id": f"{sid}-2",
+              "tool_input": {"command": worked},
+              "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}}, env=now)
+        reason = json.loads(stop(repo, sid, env=now))["reason"]
+        eid = reason.split("(episode ")[1].split(")")[0]
+        code, out, err = run(["record"], json.dumps({"aha_cards": [dict(card, episode=eid)]}))
+        assert code == 0, err
+    (saved,) = Memory(str(store)).folded("cards").values()
+    assert saved["call"]["family"] == "git add"
+    triggers.refresh(Memory(str(store)), str(repo))
+    out = hook({"hook_event_name": "PostToolUseFailure", "session_id": "s3", "tool_use_id": "x",
+                "tool_name": "Bash", "tool_input": {"command": "cd src && ls"},
+                "cwd": str(repo / "src"),
+                "error": "Exit code 1\n/usr/bin/bash: line 1: cd: src: No such file or directory"})
+    assert saved["id"] in out
+
+
 def test_a_call_a_hook_blocked_and_what_got_it_through_is_an_episode():
     """A hook refuses the first Edit of a workflow file and a Write of that file then goes
     through: an episode (the block is the lesson's cause). A call the person refused is none:

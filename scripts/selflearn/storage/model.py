@@ -113,7 +113,8 @@ CARD_FIELDS = _COMMON + [
           "`needs` word (and run in `folder`, when set) gets the lesson just in time, unless it "
           "already carries every `skip` word (the fix); a failure sharing its `error` words (or "
           "those of `also`: the failures of later episodes the same lesson was recorded from "
-          "again, newest 4) gets it right after (references/SURFACING.md)."),
+          "again, newest 4; one met through another command is `{family, error}` and comes "
+          "back at that command's failure) gets it right after (references/SURFACING.md)."),
     Field("episode", "str", "The episode a lesson was written from: the id of the failed "
           "call's observation, as the Stop hook's question names it; the tool derives `call` "
           "from it, so the lesson comes back at that call. For the person's words (a prompt or a "

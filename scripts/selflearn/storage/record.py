@@ -203,14 +203,17 @@ def _widened(before: dict, version: dict, new: Optional[dict]) -> dict:
     """A lesson recorded again from another episode keeps its first call as its trigger, and
     the new failure's words (``new``, the call the tool derived from its episode) become another
     face of it (``call.also``, newest kept): the same lesson learned twice comes back at either
-    failure."""
+    failure. A face seen through another command keeps that command's family with its words
+    (``{"family": …, "error": […]}``), so the lesson comes back at its failure too."""
     old = before.get("call")
     if not isinstance(old, dict) or not isinstance(new, dict):
         return version
-    faces = [f for f in old.get("also") or [] if isinstance(f, list)]
-    error = new.get("error")
-    if isinstance(error, list) and error and error != old.get("error") and error not in faces:
-        faces = (faces + [error])[-MAX_FACES:]
+    faces = [f for f in old.get("also") or [] if isinstance(f, (list, dict))]
+    error, family = new.get("error"), new.get("family")
+    face = error if family in (None, "", old.get("family")) else {"family": family,
+                                                                 "error": error}
+    if isinstance(error, list) and error and error != old.get("error") and face not in faces:
+        faces = (faces + [face])[-MAX_FACES:]
     return dict(version, call=dict(old, also=faces) if faces else old)
 
 

@@ -55,7 +55,7 @@ def call_of(card: dict) -> Optional[dict]:
     if isinstance(call, dict) and isinstance(call.get("family"), str) and call["family"]:
         faces = [f for f in call.get("also") or [] if isinstance(f, list)]  # (recorded again)
         also = faces + [q for q in quoted if q != call.get("error") and q not in faces]
-        return dict(call, also=also) if also else call
+        return dict(call, also=also) if also else {k: v for k, v in call.items() if k != "also"}
     tags = card.get("tags") or []
     family = card.get("trigger")
     if card.get("origin") == "mined" and isinstance(family, str) and family \
@@ -146,6 +146,16 @@ def entry(card: dict, ev: Optional[lifecycle.Evidence], call: dict, idle: bool =
     return out
 
 
+def elsewhere(card: dict) -> List[dict]:
+    """The failures of other commands the lesson was recorded again from (``call.also``
+    faces with their family): each a trigger of its own, at that failure only."""
+    call = card.get("call") if isinstance(card.get("call"), dict) else {}
+    return [{"family": f["family"], "error": f["error"], "tool": call.get("tool")}
+            for f in call.get("also") or [] if isinstance(f, dict)
+            and isinstance(f.get("family"), str) and f["family"]
+            and isinstance(f.get("error"), list) and f["error"]]
+
+
 def build(memory, repo_root: str, now: float) -> List[dict]:
     """The table's lines, best lessons first (accepted, then by confidence), then by family."""
     from ..storage import screen
@@ -166,7 +176,9 @@ def build(memory, repo_root: str, now: float) -> List[dict]:
         weight = advice.STATUS_WEIGHT.get(card.get("status", "proposed"), 0.5)
         ranked.append((-weight * max(conf, 0.01), card["id"], card, e, call, idle))
     ranked.sort(key=lambda r: r[:2])
-    lines = [entry(card, e, call, idle) for _, _, card, e, call, idle in ranked[:MAX_LINES]]
+    lines = [line for _, _, card, e, call, idle in ranked[:MAX_LINES]
+             for line in [entry(card, e, call, idle)] +
+             [entry(card, e, face, True) for face in elsewhere(card)]]
     lines.sort(key=lambda line: line["family"])
     return lines
 
