@@ -394,6 +394,27 @@ def test_the_same_failure_on_another_file_still_gets_its_lesson(repo, store):
         assert jit.by_error(table, errors, [], {"cd", "src"}) == []
 
 
+def test_the_same_path_failing_through_another_tool_gets_its_lesson(repo, store):
+    """git-sync (held-out-5): `cat mise-tasks/lint` failed for a folder, and a later Read of
+    that folder failed the same way. Another path, or another error, gets nothing."""
+    (repo / "mise-tasks" / "lint").mkdir(parents=True)
+    learned(repo, store, {
+        "id": "aha_dir", "title": "mise-tasks/lint is a folder of tasks",
+        "solution_steps": ["`ls mise-tasks/lint`, or run them all with `mise run lint`"],
+        "call": callshape.shape("Bash", "cat", "cat mise-tasks/lint",
+                                "cat: mise-tasks/lint: Is a directory")})
+
+    def read_fails(path: str, error: str) -> str:
+        record = {"agent": "claude", "event": "tool_failure", "session_id": path + error,
+                  "tool": "Read", "tool_kind": "read", "cwd": str(repo), "error": error,
+                  "args": path}
+        return jit.at_call(record, str(repo), str(store))
+    eisdir = "EISDIR: illegal operation on a directory, read"
+    assert "[aha_dir]" in read_fails(f"{repo}/mise-tasks/lint", eisdir)
+    assert read_fails(f"{repo}/mise-tasks/format", eisdir) == ""
+    assert read_fails(f"{repo}/mise-tasks/lint", "EACCES: permission denied, open") == ""
+
+
 def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):
     card = {"solution_steps": ["`python3 -m venv .venv` then `source .venv/bin/activate`"]}
     assert advice.stale_reason(card, str(repo), {}) is None

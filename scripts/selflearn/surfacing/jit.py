@@ -16,7 +16,9 @@ does not already carry every ``skip`` word (the fix), and runs in ``folder`` whe
 given. At a failure (``tool_failure``) any line of the family matches whose ``error`` words
 (or those of an error its lesson quotes, ``also``) the error mostly holds (and ``needs``,
 ``folder`` as above): the fix that worked before. A line of another family, or of none,
-matches when the error holds almost all of one of those lists (``by_error``). A failure
+matches when the error holds almost all of one of those lists (``by_error``), or when the
+call names every path the line ``needs`` and its error mostly holds the line's words (the
+same file failing through another tool: ``by_subject``). A failure
 also gets the shell's folder when that explains a path not found (``surfacing.elsewhere``,
 loaded at failures only). Each lesson is shown at most once per session (read from the tail
 of ``surfacings.jsonl``), two at most per call. A shell command is read as far as
@@ -144,6 +146,27 @@ def by_error(table: bytes, errors: set, found: list, said: set) -> list:
     return out
 
 
+def by_subject(table: bytes, errors: set, found: list, said: set) -> list:
+    """Lines not in ``found`` whose every ``needs`` is a path this call names, whose error
+    words the failure mostly holds: the same file or folder failing the same way through
+    another command or tool (``cat mise-tasks/lint``, then a Read of it)."""
+    out, known = [], {e["id"] for e in found}
+    for line in table.split(b"\n"):
+        if b'"needs": [' not in line:
+            continue
+        try:
+            entry = fastjson.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        need = entry.get("needs") if isinstance(entry, dict) else None
+        if entry.get("id") in known or not isinstance(need, list) or not need or \
+                not all(isinstance(w, str) and "/" in w and names(said, w) for w in need):
+            continue
+        if matches(dict(entry, folder=""), "tool_failure", said, "", errors):
+            out.append(dict(entry, folder=""))
+    return out
+
+
 def current(store_dir: str, table: bytes, chosen: list) -> list:
     """``chosen`` minus the lessons whose card changed since the table was built, so a note a
     person rejected or the agent rewrote is not said from an old table. The table's first line
@@ -210,7 +233,8 @@ def _fitting(record: dict, repo_root: str, store_dir: str, command: str, session
     if found:
         where = folder(str(record.get("cwd") or ""), command, repo_root)
         found = [e for e in found if matches(e, event, said, where, errors)]
-    fit = found + by_error(lines, errors, found, said) if errors else found
+    fit = found + by_error(lines, errors, found, said) + by_subject(lines, errors, found, said) \
+        if errors else found
     if not fit:
         return []
     seen = shown.in_session(fs.join(store_dir, shown.FILE), session, TRIGGERS)
