@@ -415,6 +415,23 @@ def test_the_same_path_failing_through_another_tool_gets_its_lesson(repo, store)
     assert read_fails(f"{repo}/mise-tasks/lint", "EACCES: permission denied, open") == ""
 
 
+def test_a_lesson_naming_a_rule_code_comes_at_that_rules_failure(repo, store):
+    """cipher-box (held-out-7): learned when markdownlint's MD025 failed a commit, the lesson
+    names MD040 too; the next commit failing on MD040 gets it. A rule it does not name gets
+    nothing."""
+    lint = ".planning/a.md:1 error MD025/single-title/single-h1 Multiple top-level headings"
+    learned(repo, store, {
+        "id": "aha_md", "title": "markdownlint runs on every staged Markdown file",
+        "problem": "fenced code blocks need a language (MD040); one `#` heading a file (MD025)",
+        "solution_steps": ["fix the Markdown, then commit again"],
+        "call": callshape.shape("Bash", "git commit", "git commit -m x", lint)})
+    md040 = ".planning/b.md:26 error MD040/fenced-code-language Fenced code blocks should have"
+    assert "[aha_md]" in at_failure(repo, store, md040, "git commit -m y")
+    assert at_failure(repo, store, md040.replace("MD040/fenced-code-language", "MD013/line-"
+                      "length"), "git commit -m y", "t") == ""
+    assert not jit._code("sha") and jit._code("md040") and jit._code("e0133")
+
+
 def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):
     card = {"solution_steps": ["`python3 -m venv .venv` then `source .venv/bin/activate`"]}
     assert advice.stale_reason(card, str(repo), {}) is None

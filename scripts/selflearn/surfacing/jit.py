@@ -86,12 +86,21 @@ def _errors(entry: dict) -> list:
 
 
 def failure_words(error: str) -> set:
-    """A failure's words, and ``missing:<program>`` when the shell could not run a program,
-    however it says so (``go: command not found``, zsh's ``no such file or directory:
-    /usr/local/bin/go``): what a lesson about a program missing here matches."""
+    """A failure's words, the rule code of a ``code/name`` word (``md040``), and
+    ``missing:<program>`` when the shell could not run a program, however it says so (``go:
+    command not found``, zsh's ``no such file or directory: /usr/local/bin/go``): what a
+    lesson about a rule or a program missing here matches."""
     from ..observation.causes import MISSING, missing_program
     program = missing_program(error)
-    return set(words(error)) | ({MISSING + program.lower()} if program else set())
+    said = set(words(error))
+    codes = {w.split("/", 1)[0] for w in said if "/" in w and _code(w.split("/", 1)[0])}
+    return said | codes | ({MISSING + program.lower()} if program else set())
+
+
+def _code(word: str) -> bool:
+    """A linter's or compiler's rule code (`md040` of `MD040/fenced-code-language`)."""
+    letters = len(word) - len(word.lstrip("abcdefghijklmnopqrstuvwxyz"))
+    return 1 <= letters <= 4 and 3 <= len(word) - letters <= 5 and word[letters:].isdigit()
 
 
 def table(store_dir: str) -> bytes:

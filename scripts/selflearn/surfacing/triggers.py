@@ -51,7 +51,7 @@ def call_of(card: dict) -> Optional[dict]:
     """The call a lesson is about: its ``call``, else a mined failure's or denial's family;
     a lesson the agent or a person wrote also comes back at the errors it quotes."""
     call = card.get("call")
-    quoted = said_errors(card) if card.get("origin") != "mined" else []
+    quoted = said_errors(card) + said_codes(card) if card.get("origin") != "mined" else []
     if isinstance(call, dict) and isinstance(call.get("family"), str) and call["family"]:
         faces = [f for f in call.get("also") or [] if isinstance(f, list)]  # (recorded again)
         also = faces + [q for q in quoted if q != call.get("error") and q not in faces]
@@ -86,6 +86,19 @@ def said_errors(card: dict) -> List[List[str]]:
         if len(said) >= 3 and not _command(quote) and set(said) - jit.GENERIC and said not in out:
             out.append(said)
     return out[:MAX_QUOTED]
+
+
+_CODE = re.compile(r"(?<![\w-])[A-Z]{1,4}\d{3,5}(?![\w-])")  # MD040, E0133, SC2086, TS2307
+
+
+def said_codes(card: dict) -> List[List[str]]:
+    """The rule codes a lesson's writer named (`MD040`, `SC2086`): each a face of its own,
+    so a failure of the same command that names the code (`MD040/fenced-code-language`)
+    brings the lesson, whichever rule the episode it was first learned from broke."""
+    text = " ".join(str(card.get(k) or "") for k in ("title", "when_to_use", "problem"))
+    steps = card.get("solution_steps") if isinstance(card.get("solution_steps"), list) else []
+    text += " " + " ".join(t for t in steps if isinstance(t, str))
+    return [[code.lower()] for code in dict.fromkeys(_CODE.findall(text))][:MAX_QUOTED]
 
 
 def _command(quote: str) -> bool:
