@@ -134,44 +134,43 @@ def candidates(table: bytes, families: list) -> list:
     return out
 
 
-def by_error(table: bytes, errors: set, found: list, said: set) -> list:
-    """Lines not in ``found`` whose error words the failure holds almost all of: the same
-    failure reached through another command, or on another file or folder than the one
-    first seen. They need no family, ``needs`` or folder, but a word that is neither one
-    every error has nor one of the call (``ls``'s own "No such file or directory")."""
+def _others(table: bytes, needle: bytes, found: list) -> list:
+    """The parsed lines holding ``needle`` whose lesson is not in ``found``."""
     out, known = [], {e["id"] for e in found}
     for line in table.split(b"\n"):
-        if b'"error": [' not in line:
+        if needle not in line:
             continue
         try:
             entry = fastjson.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             continue
-        if not isinstance(entry, dict) or entry.get("id") in known:
-            continue
-        if any(isinstance(want, list) and len(want) >= 3 and set(want) - GENERIC - said and
-               sum(1 for w in want if w in errors) >= STRONG * len(want) for want in _errors(entry)):
-            out.append(dict(entry, needs=[], folder="", strong=True))
+        if isinstance(entry, dict) and entry.get("id") not in known:
+            out.append(entry)
     return out
+
+
+def by_error(table: bytes, errors: set, found: list, said: set) -> list:
+    """Lines not in ``found`` whose error words the failure holds almost all of: the same
+    failure reached through another command, or on another file or folder than the one
+    first seen. They need no family, ``needs`` or folder, but a word that is neither one
+    every error has nor one of the call (``ls``'s own "No such file or directory")."""
+    return [dict(entry, needs=[], folder="", strong=True)
+            for entry in _others(table, b'"error": [', found)
+            if any(isinstance(want, list) and len(want) >= 3 and set(want) - GENERIC - said and
+                   sum(1 for w in want if w in errors) >= STRONG * len(want)
+                   for want in _errors(entry))]
 
 
 def by_subject(table: bytes, errors: set, found: list, said: set) -> list:
     """Lines not in ``found`` whose every ``needs`` is a path this call names, whose error
     words the failure mostly holds: the same file or folder failing the same way through
     another command or tool (``cat mise-tasks/lint``, then a Read of it)."""
-    out, known = [], {e["id"] for e in found}
-    for line in table.split(b"\n"):
-        if b'"needs": [' not in line:
-            continue
-        try:
-            entry = fastjson.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        need = entry.get("needs") if isinstance(entry, dict) else None
-        if entry.get("id") in known or not isinstance(need, list) or not need or \
-                not all(isinstance(w, str) and "/" in w and names(said, w) for w in need):
-            continue
-        if matches(dict(entry, folder=""), "tool_failure", said, "", errors):
+    out = []
+    for entry in _others(table, b'"needs": [', found):
+        need = entry.get("needs")
+        if isinstance(need, list) and need and all(
+                isinstance(w, str) and "/" in w and names(said, w) for w in need) and \
+                matches(dict(entry, folder=""), "tool_failure", said, "", errors):
             out.append(dict(entry, folder=""))
     return out
 
