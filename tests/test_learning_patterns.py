@@ -238,6 +238,28 @@ def test_a_hinted_command_with_its_status_cut_is_the_fix_when_nothing_reruns_it(
         "run `pnpm install` (the error suggests it) after `pnpm --filter e2e add -D x` fails"]
 
 
+TSC_HOOK = ("src/a.test.ts(12,5): error TS2739: Type '{ n: number; }' is missing the "
+            "following properties\nhusky - pre-commit script failed (code 2)")
+
+
+def test_a_commit_that_got_through_with_less_staged_is_no_fix(run, store):
+    """context-evaluator (held-out-10): the hook's type check failed on a file another session
+    had staged; unstaging it let the commit through, but it fixed nothing (the check reads the
+    files on disk) and took another session's work out. A step that leaves files out of the
+    commit is no fix; a step that changes what is committed is."""
+    log = Log(store)
+    for sid in ("s1", "s2"):
+        log.add(sid, failed("git add src/b.ts && git commit -m x", TSC_HOOK), ok=False)
+        log.add(sid, "git reset HEAD src/a.test.ts")
+        log.add(sid, "git add src/b.ts && git commit -m x")
+    assert mined(run) == []
+    for sid in ("s3", "s4"):
+        log.add(sid, failed("git add src/c.ts && git commit -m y", TSC_HOOK), ok=False)
+        log.add(sid, "bun run typecheck:fix")
+        log.add(sid, "git add src/c.ts && git commit -m y")
+    assert any("typecheck:fix" in step for c in mined(run) for step in c["solution_steps"])
+
+
 # --- the fix is the step that changed the outcome ------------------------------------------
 
 MISSING_DOCKER = "Exit code 127\n(eval):1: command not found: docker"

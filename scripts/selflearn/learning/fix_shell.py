@@ -100,6 +100,10 @@ def sets_path(args: str) -> bool:
 
 
 UNDO = {"git stash pop": "git stash", "git stash apply": "git stash"}  # step -> what it undoes
+# Steps that take files out of what is committed: a commit that then gets through was
+# narrowed, not fixed (a hook's check reads the files on disk; the files may be another's).
+UNSTAGE = ("git reset HEAD", "git reset -q HEAD", "git reset -- ", "git restore --staged",
+           "git rm --cached")
 
 
 def undoes(args: str, failed: str) -> bool:
@@ -107,6 +111,11 @@ def undoes(args: str, failed: str) -> bool:
     ``git stash && bun test``): it puts things back, it fixes nothing."""
     return any(seg.startswith(step) and did in failed
                for seg in segments(args) for step, did in UNDO.items())
+
+
+def unstages(args: str) -> bool:
+    """Whether a step takes files out of the index (``git reset HEAD <file>``)."""
+    return any(u in " ".join(seg.split()) for seg in segments(args) for u in UNSTAGE)
 
 
 def inline(segment: str) -> bool:

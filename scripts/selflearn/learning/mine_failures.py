@@ -118,6 +118,9 @@ def miner(agg: dict, setup: Setup) -> Run:
                 _hinted(sid, entry, cluster)
                 return True
             entry.pop("maybe")  # the same program again, otherwise: it was not
+        if shell and ok and sh.unstages(args):
+            entry["narrowed"] = True  # files left out of the commit: what passes next is no fix
+            return False
         outcome = _outcome(obs, entry) if shell and obs.get("family") else None
         if outcome is not None:
             how, what = outcome
@@ -200,6 +203,8 @@ def miner(agg: dict, setup: Setup) -> Run:
             return ("diagnostic", core) if sh.diagnostic(args) else ("skip", "")
         again = sh.flat(args) == flat or sh.same_words(flat, args, fam) or sh.reran(flat, args)
         if ok and again:  # the same command (or the failing part of it) passed
+            if entry.get("narrowed"):
+                return "done", ""  # it got through with less staged: nothing fixed
             if entry["steps"]:
                 return ("edited" if entry["edited"] else "steps"), steps_text(entry["steps"])
             changed = _quoted_fix(flat, sh.flat(args), entry["names"])
