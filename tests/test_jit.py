@@ -430,6 +430,10 @@ def test_a_lesson_naming_a_rule_code_comes_at_that_rules_failure(repo, store):
     assert at_failure(repo, store, md040.replace("MD040/fenced-code-language", "MD013/line-"
                       "length"), "git commit -m y", "t") == ""
     assert not jit._code("sha") and jit._code("md040") and jit._code("e0133")
+    from selflearn.surfacing import triggers
+    assert triggers.said_codes({"title": "sign with SHA256 and stamp RFC3339 (ISO8601) times",
+                                "solution_steps": ["quote $x (SC2086)", "TS2307"]}) == [
+        ["sc2086"], ["ts2307"]]  # a digest's or a standard's name is no rule code
 
 
 def test_a_step_citing_what_a_build_or_install_makes_is_not_stale(repo):

@@ -260,6 +260,15 @@ def test_a_commit_that_got_through_with_less_staged_is_no_fix(run, store):
     assert any("typecheck:fix" in step for c in mined(run) for step in c["solution_steps"])
 
 
+
+@pytest.mark.parametrize("step, out", [
+    ("git reset HEAD src/a.test.ts", True), ("git reset HEAD", True),
+    ("git reset -- src/a.ts", True), ("git restore --staged a.ts", True),
+    ("git reset HEAD~1", False),  # undoes a commit: what is staged grows
+    ("git reset --soft HEAD~1", False), ("git status && git reset HEAD^", False)])
+def test_unstaging_is_taking_files_out_of_the_index(step, out):
+    assert fix_shell.unstages(step) is out
+
 # --- the fix is the step that changed the outcome ------------------------------------------
 
 MISSING_DOCKER = "Exit code 127\n(eval):1: command not found: docker"

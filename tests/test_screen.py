@@ -330,3 +330,14 @@ def test_what_the_third_round_showed_is_held(category, text):
     '{"role": "user", "content": "hi"} is what the API expects'])
 def test_their_third_round_neighbours_pass(text):
     assert S.text_findings(text) == []
+
+
+def test_a_shell_test_bracket_is_no_glob_and_warns_of_nothing():
+    """`[[ -f x ]] && bash y`: as a glob, `[[` would be a nested set, which `re` warns of on
+    stderr (a hook's stderr must stay quiet); it is the shell's test, no program's name."""
+    import warnings
+    from selflearn.storage import programs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert programs.prog_name("[[x]]y") == "[[x]]y"
+        assert programs.prog_name("/bin/[b]ash") == "bash"

@@ -102,8 +102,8 @@ def sets_path(args: str) -> bool:
 UNDO = {"git stash pop": "git stash", "git stash apply": "git stash"}  # step -> what it undoes
 # Steps that take files out of what is committed: a commit that then gets through was
 # narrowed, not fixed (a hook's check reads the files on disk; the files may be another's).
-UNSTAGE = ("git reset HEAD", "git reset -q HEAD", "git reset -- ", "git restore --staged",
-           "git rm --cached")
+UNSTAGE = ("git reset HEAD", "git reset -q HEAD", "git reset --", "git restore --staged",
+           "git rm --cached")  # (each a whole word: `git reset HEAD~1` undoes a commit)
 
 
 def undoes(args: str, failed: str) -> bool:
@@ -115,7 +115,7 @@ def undoes(args: str, failed: str) -> bool:
 
 def unstages(args: str) -> bool:
     """Whether a step takes files out of the index (``git reset HEAD <file>``)."""
-    return any(u in " ".join(seg.split()) for seg in segments(args) for u in UNSTAGE)
+    return any(u + " " in " ".join(seg.split()) + " " for seg in segments(args) for u in UNSTAGE)
 
 
 def inline(segment: str) -> bool:

@@ -207,7 +207,10 @@ _FOUND = re.compile(r"(?:\$\(|`)\s*(?:which|command\s+-v|type\s+-[pP]|whereis)\s
 
 
 def _globbed(name: str) -> Optional[str]:
-    """The known program a glob matches (interpreters first), if any."""
+    """The known program a glob matches (interpreters first), if any (``[[`` is the shell's
+    test, no glob; as a pattern it would be a nested set, which ``re`` warns of on stderr)."""
+    if "[[" in name:
+        return None
     try:
         pattern = re.compile("".join(
             "." if c == "?" else ".*" if c == "*" else c if c in "[]^!" else re.escape(c)

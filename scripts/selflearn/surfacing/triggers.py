@@ -88,7 +88,8 @@ def said_errors(card: dict) -> List[List[str]]:
     return out[:MAX_QUOTED]
 
 
-_CODE = re.compile(r"(?<![\w-])[A-Z]{1,4}\d{3,5}(?![\w-])")  # MD040, E0133, SC2086, TS2307
+_CODE = re.compile(r"(?<![\w-])(?!(?:SHA|RFC|ISO)\d)[A-Z]{1,4}\d{3,5}(?![\w-])")  # MD040, E0133,
+# SC2086, TS2307; not a digest's, a standard's name (SHA256, RFC3339, ISO8601)
 
 
 def said_codes(card: dict) -> List[List[str]]:
