@@ -382,6 +382,7 @@ def replay_project(project: str, sessions: List[dict], root: str, maintain_after
             shown.append({"event": ev["payload"]["hook_event_name"], "call": ev["call"],
                           "ts": ev["ts"], "printed": context(printed), "raw": printed,
                           "command": _command(ev["payload"]) if ev["call"] else "",
+                          "tool": ev["payload"].get("tool_name", ""),
                           "error": ev["payload"].get("error", "")})
             if gold_answers is not None and ev["payload"]["hook_event_name"] == "Stop" \
                     and '"decision"' in printed:
@@ -501,8 +502,9 @@ def notes(run: dict, gold: List[dict]) -> List[dict]:
     """Each note printed in the session (one per lesson id), and whether it concerns
     something that happened in it: its failure occurred (same family, most of its error
     words), or it states a gold lesson of this session."""
-    failures = [{"families": families(ev["command"]), "error": ev["error"]}
-                for ev in run["events"] if ev["event"] == "PostToolUseFailure"]
+    failures = [{"families": families(ev["command"]) | {ev.get("tool") or ""}, "error": ev["error"]}
+                for ev in run["events"] if ev["event"] == "PostToolUseFailure"]  # (a tool's
+    # own failure, a Skill call's: the note names the tool, as the miner's title does)
     mine = [g for g in gold if run["session"] in g.get("seen_in", [])]
     out, seen = [], set()
     for ev in run["events"]:

@@ -207,6 +207,20 @@ def test_a_note_at_a_failure_is_read_beside_its_error():
     assert not replay.with_fix(dict(g, needs=""), "Anything at all.", error)
 
 
+def test_a_note_at_a_tools_own_failure_concerns_the_session():
+    """A mined note about a tool's failure names the tool (`Skill` fails with …): at that
+    tool's failure it concerns the session, at another tool's it does not."""
+    note = ("[aha_1] `Skill` fails with `Unknown skill: commit`: there is no `commit` skill in "
+            "this setup; `git commit` did its job instead (mined; not reviewed)")
+    printed = "Learned note for this call:\n<learned-notes>\n- " + note + "\n</learned-notes>"
+    def run(tool):
+        return {"session": "s", "events": [{"event": "PostToolUseFailure", "printed": printed,
+                                            "command": '{"skill": "commit"}', "tool": tool,
+                                            "error": "Unknown skill: commit"}]}
+    assert [n["relevant"] for n in replay.notes(run("Skill"), [])] == [True]
+    assert [n["relevant"] for n in replay.notes(run("Task"), [])] == [False]
+
+
 def test_the_scripted_agent_reads_the_whole_error_it_lived_through(monkeypatch):
     """The store keeps an error's head; the agent asked about it saw the whole output, so a
     gold lesson whose words come late in it (turbo's summary at the end) is still its answer."""

@@ -295,6 +295,43 @@ def test_another_program_on_the_same_file_does_the_job(run, store):
         "'docker-compose.yml'))\"` did the job instead"]
 
 
+def skill_failure(name: str) -> dict:
+    """The observation of Claude Code's Skill tool asked for a skill this setup lacks."""
+    obs = observe.normalize({"hook_event_name": "PostToolUseFailure", "tool_name": "Skill",
+                             "tool_input": {"skill": name, "args": "-m 'fix: x'"},
+                             "error": f"<tool_use_error>Unknown skill: {name}</tool_use_error>",
+                             "session_id": "s", "tool_use_id": "toolu_x"}, "claude")
+    assert obs["args"] == name and obs["error"] == f"Unknown skill: {name}"  # markup dropped
+    return obs
+
+
+def test_a_skill_this_setup_lacks_is_learned_with_what_did_its_job(run, store):
+    """Agents reach for a `commit` skill in every session of a project that has none (the
+    chkit, context-evaluator and entire-cli sessions): a fact of the setup, not a slip."""
+    log = Log(store)
+    log.add("s1", skill_failure("commit"), ok=False)
+    log.add("s1", "git status")  # looks around: does no skill's job
+    log.add("s1", "git add src/a.ts && git commit -m 'fix: order creates'")
+    log.add("s2", skill_failure("commit"), ok=False)
+    log.add("s2", "git add b.ts && rtk git commit -m 'feat: y'")  # through a proxy
+    (card,) = mined(run)
+    assert card["title"] == "`Skill` fails with `Unknown skill: commit`"
+    assert card["solution_steps"] == [
+        "there is no `commit` skill in this setup; `git commit` did its job instead",
+        "there is no `commit` skill in this setup; `rtk git commit` did its job instead"]
+
+
+def test_a_missing_skills_episode_ends_at_the_call_that_did_its_job():
+    from selflearn.learning import episodes
+    obs = [dict(skill_failure("commit"), id="o1"),
+           {"id": "o2", "event": "tool_success", "tool_kind": "shell", "family": "git status",
+            "args": "git status"},
+           {"id": "o3", "event": "tool_success", "tool_kind": "shell", "family": "git add",
+            "args": "git add a.ts && git commit -m x"}]
+    assert [(e["id"], e["cause"], e["worked_id"]) for e in episodes.find(obs)] == [
+        ("o1", "Unknown skill: commit", "o3")]
+
+
 def test_the_missing_program_found_on_a_new_path_is_the_fix(run, store):
     log = Log(store)
     log.add("s1", failed("nvcc --version", "Exit code 127\nbash: nvcc: command not found"),

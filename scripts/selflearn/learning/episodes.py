@@ -13,7 +13,7 @@ from ..observation import causes
 from ..observation.commands import RUNS, command_family, folder, segments, words
 from ..storage import fastjson
 from ..storage import posixfs as fs
-from .mine_base import ASKS_USER, ignored, missing, user_words, verdict
+from .mine_base import ASKS_USER, ignored, missing, missing_skill, user_words, verdict
 
 MIN_SAID = 5              # words of what the person said, at least, to be worth asking about
 QUESTIONS = ("askuserquestion", "ask_user", "request_user_input")  # tools asking the person:
@@ -71,7 +71,10 @@ def _families(obs: dict) -> set:
 
 
 def _said(obs: dict) -> set:
-    """The words after a call's program that say something (not ``2`` of ``2>&1``)."""
+    """The words after a call's program that say something (not ``2`` of ``2>&1``); a
+    missing skill's name (``commit``), which says the job."""
+    if missing_skill(obs):
+        return {missing_skill(obs)}
     return {w for w in words(str(obs.get("args") or ""))[1:] if len(w) > 2 and not w.isdigit()}
 
 

@@ -49,7 +49,7 @@ BLOCKED = ("blocked by hook", "blocked by a hook", "hook denied", "denied this t
 PROTOCOL_ERRORS = (
     "file does not exist", "string to replace not found", "matches of the string to replace",
     "no changes to make", "exceeds maximum allowed", "eisdir", "illegal operation on a directory",
-    "inputvalidationerror", "unknown skill", "file content (", "is a directory",
+    "inputvalidationerror", "file content (", "is a directory",
     "old_string and new_string are exactly the same", "path does not exist",
     "file has been unexpectedly modified",
 )
@@ -130,11 +130,22 @@ def test_verdict(line: str) -> bool:
 def missing(obs: dict) -> bool:
     """The shell could not find the program (exit 127, ``command not found``), when what it
     names is a program's name: ``world\": command not found`` is a quoting slip, the rest of
-    a string the shell took for a command."""
+    a string the shell took for a command. A skill this setup lacks is missing the same way."""
     error = str(obs.get("error") or "")
+    if missing_skill(obs):
+        return True
     if "command not found" not in error:
         return obs.get("exit_code") == 127
     return not causes.not_found(error) or bool(missing_program(error))
+
+
+def missing_skill(obs: dict) -> str:
+    """The skill a call asked for that this setup does not have (``Unknown skill: commit``),
+    else "". Not the client's protocol: an agent that reaches for it once does so in every
+    session, and what did its job instead is worth knowing."""
+    if obs.get("tool_kind") == "shell" or "unknown skill" not in str(obs.get("error") or "").lower():
+        return ""
+    return str(obs.get("args") or "").split(" ", 1)[0]
 
 
 def ignored(obs: dict, blocked: bool = True) -> bool:

@@ -21,7 +21,8 @@ from typing import Dict, List, Optional, Tuple
 
 from ..observation import causes, commands
 from . import callshape, fingerprint, fix_edits, fix_shell as sh
-from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, missing, verdict
+from .mine_base import MIN_SESSIONS, Run, Setup, confidence, cut, ignored, missing, \
+    missing_skill, verdict
 from ..storage.screen import fence
 
 KIND = "failures"
@@ -221,6 +222,9 @@ def miner(agg: dict, setup: Setup) -> Run:
         if ran:  # it runs a file written since: the code went into a script
             return "script", f"write the code to `{ran[0].rsplit('/', 1)[-1]}` and run `{core}`"
         if entry["program"] and family.split()[0] != fam.split()[0]:
+            if entry.get("skill"):  # the part that did the skill's job, to the skill's name
+                said = next((s.split() for s in sh.segments(args) if fam in s.split()), [])
+                return "instead", " ".join(said[:said.index(fam) + 1]) if said else core
             return "instead", core  # it was missing, or another one answered: this runs it
         if fam.split()[0] in family.split()[1:] or sh.same_family(fam, family, args):
             # the same program (or `python3 -m pytest` for `pytest`) on the same target is a
@@ -258,6 +262,8 @@ def miner(agg: dict, setup: Setup) -> Run:
                 fix["missing"] = True  # a program was missing: one session may teach it
             if how == "instead" and entry["program"] != "missing":
                 fix["via"] = entry["program"]  # the program that answered instead
+            if entry.get("skill"):
+                fix["skill"] = entry["fam"]
             if how == "variant" and what == entry["failed"]:  # both cut alike: say what changed
                 fix["change"] = sh.difference(*(sh.private(c, setup.repo_root) for c in (
                     entry["flat"], causes.core(str(obs.get("args") or "")))))
@@ -317,6 +323,8 @@ def miner(agg: dict, setup: Setup) -> Run:
             changed.add(fp)
         if obs.get("tool_kind") == "shell" and obs.get("family"):
             _wait(sid, obs, fp, raw)
+        elif missing_skill(obs):  # waits like a missing program of the skill's name
+            _wait(sid, dict(obs, family=missing_skill(obs)), fp, raw)
 
     def _example(obs: dict, raw: str) -> dict:
         """What a lesson shows of a failure (paths under the repository relative to it)."""
@@ -339,6 +347,8 @@ def miner(agg: dict, setup: Setup) -> Run:
             "paths": [w.strip("'\"`:,;()") for w in raw.split() if "/" in w],
             "suggested": suggested if named else [],
             "edited": False, "touched": False, "written": []})
+        if missing_skill(obs):
+            entries[-1]["skill"] = True
         pending[sid] = entries  # re-inserted last: the dict stays least-recent first
         waiting.add(sid.encode("utf-8"))
         while len(pending) > MAX_PENDING_SESSIONS:
@@ -431,6 +441,8 @@ def _step(f: dict) -> str:
     if how == "instead" and f.get("via"):
         return (f"`{f['failed'].split()[0]}` runs `{f['via']}` here (an alias or wrapper with "
                 f"other options); `{f['args']}` did the job instead")
+    if how == "instead" and f.get("skill"):
+        return f"there is no `{f['skill']}` skill in this setup; `{f['args']}` did its job instead"
     if how == "instead" and sh.sets_path(f["args"]):
         return f"the program is not on this shell's PATH; `{f['args']}` (setting PATH) worked"
     if how == "instead":

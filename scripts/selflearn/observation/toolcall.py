@@ -130,12 +130,17 @@ class Obs(dict):
         """``error`` (cause first), the fixes the output suggests (``hint``), and the family
         of the part of a compound command that the error names."""
         from . import causes
+        if text.startswith(_WRAPPED[0]) and _WRAPPED[1] in text:  # Claude Code's markup
+            text = text[len(_WRAPPED[0]):text.rfind(_WRAPPED[1])].strip()
         if printed_credentials(self.command):
             text = "\n".join(line for line in text.splitlines() if " " in line.strip())
         full = self._redact(text)
         self.put("error", text, 300, "head")
         self.put("hint", "\n".join(causes.hints(full)), 300, "block")
         refine_family(self, full)
+
+
+_WRAPPED = ("<tool_use_error>", "</tool_use_error>")  # around a tool's error in a transcript
 
 
 def printed_credentials(command: str) -> bool:
@@ -187,7 +192,7 @@ KIND_OF = {name: kind for kind, names in KINDS.items() for name in names}
 FILE_KEYS = ("file_path", "path", "absolute_path", "filePath", "target_file", "notebook_path")
 PATTERN_KEYS = ("pattern", "query", "regex", "glob", "url", "dir_path", "path")
 SUMMARY_KEYS = ("command", "description", "query", "url", "pattern", "file_path", "path",
-                 "prompt", "subagent_type", "name")
+                 "prompt", "subagent_type", "name", "skill")
 
 
 def tool_kind(name: str, mcp: bool = False) -> str:

@@ -151,8 +151,6 @@ def _payloads(entry: dict, cur: dict) -> list:
                 payload.update(hook_event_name="PostToolBatch", tool_calls=[  # lists it
                     {"tool_use_id": tid, "error": text}])
             elif block.get("is_error"):
-                if text.startswith("<tool_use_error>"):
-                    text = _between(text, "tool_use_error") or text
                 payload.update(hook_event_name="PostToolUseFailure", error=text,
                                is_interrupt=interrupted)
                 if fields.get("tool_kind") == "shell":  # the hook sees the command too: the
