@@ -142,6 +142,36 @@ def test_a_formatter_finding_is_one_failure_however_many_files_it_counts(run, st
     assert card["solution_steps"][0].startswith("run `bun run lint:fix` before `bun run lint")
 
 
+def test_a_count_printed_by_the_agents_own_script_names_no_cause(run, store):
+    """oh-my-posh (held-out-11, fresh): a PowerShell line of the agent's own printed the
+    number of findings; taken for the cause, it made "use `--fix` over every file" a lesson
+    (the fix was a lint config and hand edits; `--fix` damaged the docs)."""
+    log = Log(store)
+    lint = 'npx -y markdownlint-cli2 --config .markdownlint-cli2.yaml "docs/**/*.mdx"'
+    log.add("s1", failed(lint + ' 2>&1 | Out-File "$env:TEMP\\md.txt"; "total: $((Get-Content '
+                         '"$env:TEMP\\md.txt").Count)"', "Exit code 1\ntotal: 1589"), ok=False)
+    log.add("s1", lint.replace(" --config", " --fix --config"))
+    assert mined(run) == []
+    assert causes.summary("total: 1589") and causes.summary("Errors: 3")
+    assert not causes.summary("bind: address already in use: 5432")
+
+
+def test_other_code_run_the_same_way_is_no_fix(run, store):
+    """oh-my-posh (held-out-11, fresh): a `python3 - <<'PY'` script failed on its own regex and
+    passed with the backslashes doubled: the code under work was fixed, not how it runs.
+    Running it another way (`uv run python`) still is a variant."""
+    log = Log(store)
+    regex = ('Traceback (most recent call last):\n  File "<stdin>", line 2, in <module>\n'
+             're.PatternError: incomplete escape \\u at position 0')
+    script = "python3 - <<'PY'\nimport glob,re\nesc=re.compile(r'\\u[eE][0-9a-f]{3}')\nPY"
+    log.add("s1", failed(script, regex), ok=False)
+    log.add("s1", script.replace("\\u", "\\\\u"))
+    assert mined(run) == []
+    assert fix_shell.code_changed("python3 -c 'import yaml'", "python3 -c 'import yaml, sys'")
+    assert not fix_shell.code_changed("python -c 'import yaml'", "uv run python -c 'import yaml'")
+    assert not fix_shell.code_changed("git commit -F - <<'E' a E", "git commit -F - <<'E' b E")
+
+
 def test_a_diff_with_or_without_colours_is_one_failure():
     a = failed("cargo fmt --check", fmt_check(True, "let x=Err(Error::Invalid);"))
     b = failed("cargo fmt --check", fmt_check(False, "let x =Err( Error::Invalid );"))

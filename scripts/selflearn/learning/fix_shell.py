@@ -124,6 +124,20 @@ def inline(segment: str) -> bool:
     return any(f"{a.rstrip('0123456789.')} {b}" in INLINE for a, b in zip(said, said[1:]))
 
 
+def code_changed(failed: str, args: str) -> bool:
+    """Whether the passing command ran the failed one's interpreter the same way on other
+    code (a heredoc's, ``python -c '…'``'s): the code under work was fixed, not how it runs."""
+    if failed == args or ("<<" in failed) != ("<<" in args):
+        return False
+    if "<<" in failed:
+        before = segments(runs(failed))
+        return flat(runs(failed)) == flat(runs(args)) and bool(before) and \
+            before[-1].split()[0].rsplit("/", 1)[-1].rstrip("0123456789.") in INTERPRETERS
+    a, b = segments(failed), segments(args)
+    return len(a) == len(b) and any(inline(x) for x in a) and \
+        all(plain(x) == plain(y) for x, y in zip(a, b))
+
+
 def diagnostic(args: str) -> bool:
     """A look-around command specific enough to be worth naming (it has a ``--`` option)."""
     return looking(args) and " --" in flat(args)

@@ -214,12 +214,15 @@ def _score(line: str) -> int:
 
 def summary(line: str) -> bool:
     """Whether a line only says that something failed (``Command failed``, ``exited with code
-    1``) or how many things did (``Found 4 errors.``, ``✖ 3 problems (3 errors, 0 warnings)``)."""
+    1``) or how many things did (``Found 4 errors.``, ``✖ 3 problems (3 errors, 0 warnings)``,
+    a label and a number: ``total: 1589``, which a script of the agent's own may print)."""
     low = line.lower()
     said = low.lstrip("\u2716\u00d7 ").split()
     said = said[1:] if said[:1] == ["found"] else said
+    label, colon, number = low.partition(":")
     return any(g in low for g in _GENERIC) or (
-        len(said) >= 2 and said[0].isdigit() and said[1].startswith(_COUNTED))
+        len(said) >= 2 and said[0].isdigit() and said[1].startswith(_COUNTED)) or (
+        bool(colon) and number.strip().isdigit() and 0 < len(label.split()) <= 2)
 
 
 def cause_line(text: str) -> str:
