@@ -131,9 +131,9 @@ def missing(obs: dict) -> bool:
     """The shell could not find the program (exit 127, ``command not found``), when what it
     names is a program's name: ``world\": command not found`` is a quoting slip, the rest of
     a string the shell took for a command. A skill this setup lacks is missing the same way."""
-    error = str(obs.get("error") or "")
     if missing_skill(obs):
         return True
+    error = str(obs.get("error") or "")
     if "command not found" not in error:
         return obs.get("exit_code") == 127
     return not causes.not_found(error) or bool(missing_program(error))

@@ -202,9 +202,11 @@ def miner(agg: dict, setup: Setup) -> Run:
             return "skip", ""  # proves nothing, or never to recommend
         if ok and sh.looking(args) and not sh.looking(flat):
             return ("diagnostic", core) if sh.diagnostic(args) else ("skip", "")
-        if ok and sh.code_changed(flat, sh.flat(args)):  # other code passed: the code under
-            changed = _quoted_fix(flat, sh.flat(args), entry["names"])  # work was fixed, unless
-            return ("quoted", changed) if changed else ("done", "")  # what the error named went
+        if ok and sh.code_changed(flat, sh.flat(args)):
+            # other code passed: the code under work was fixed, not how it runs (unless what
+            # the error named is gone from it: a relative path made absolute)
+            changed = _quoted_fix(flat, sh.flat(args), entry["names"])
+            return ("quoted", changed) if changed else ("done", "")
         again = sh.flat(args) == flat or sh.same_words(flat, args, fam) or sh.reran(flat, args)
         if ok and again:  # the same command (or the failing part of it) passed
             if entry.get("narrowed"):
