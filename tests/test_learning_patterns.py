@@ -124,6 +124,12 @@ def steps(run) -> list:
     (BIOME, "\u00d7 Formatter would have printed the following content:"),  # not its count line
     ("Found 2 errors.\nsrc/a.ts\n  error  'x' is never reassigned  prefer-const",
      "error 'x' is never reassigned prefer-const"),
+    # bun prints what a passing test throws on purpose; the failing test is the cause
+    ("89 |   throw new Error(\"Item 3 failed\");\nerror: Item 3 failed\n      at <anonymous>\n"
+     "(pass) limiter > keeps going [0.4ms]\n537 |   expect(res.status).toBe(200);\n"
+     "error: expect(received).toBe(expected)\n(fail) routes > respects limit [0.29ms]\n"
+     " 1 fail\nerror: script \"test\" exited with code 1",
+     "error: expect(received).toBe(expected)"),
 ])
 def test_the_cause_is_the_line_that_names_the_error_not_a_wrapper_or_a_footer(output, cause):
     assert causes.cause_line(output) == cause
@@ -184,14 +190,15 @@ def test_a_rule_code_is_kept_in_the_fingerprint():
     assert "MD040/fenced-code-language" in text and "<path>:<n> MD040" in text
 
 
-@pytest.mark.parametrize("output", [CARGO_TEST, PYTEST])
+@pytest.mark.parametrize("output", [CARGO_TEST, PYTEST, "error: Item 3 failed\n"
+                                    "(fail) routes > respects limit [0.29ms]\n 1 fail"])
 def test_a_failing_test_is_the_code_under_work_not_a_lesson(output):
     obs = failed("cargo test" if output is CARGO_TEST else "pytest -q", output)
     assert mine_failures.recurs(obs) is None
 
 
 def test_a_test_that_cannot_import_is_no_verdict():
-    assert not mine_base.test_verdict("FAILED tests/test_a.py::test_b - ModuleNotFoundError: "
+    assert not causes.test_verdict("FAILED tests/test_a.py::test_b - ModuleNotFoundError: "
                                       "No module named 'yaml'")
 
 
@@ -199,7 +206,7 @@ def test_a_linters_finding_that_says_what_it_expected_is_no_test_verdict():
     """markdownlint prints ``[Expected: h2; Actual: h3]``: a rule broken, not a test failing."""
     line = "docs/a.md:16 error MD001/heading-increment Heading levels should only increment " \
            "by one level at a time [Expected: h2; Actual: h3]"
-    assert not mine_base.test_verdict(line) and mine_base.test_verdict("Expected: 2, got 3")
+    assert not causes.test_verdict(line) and causes.test_verdict("Expected: 2, got 3")
 
 
 @pytest.mark.parametrize("command, error", [

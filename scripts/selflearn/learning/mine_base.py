@@ -83,15 +83,6 @@ def confidence(sessions: int, has_fix: bool = False) -> float:
     return round(min(CONFIDENCE_CAP, value + (FIX_BONUS if has_fix else 0.0)), 3)
 
 
-# A test runner's verdict on the code under work (the edit-test loop), not knowledge about
-# the project: the same assertion failing in two sessions is two different bugs.
-TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal", "expected:",
-                 "test result: failed", "tests failed", "failing tests", "assertion failed",
-                 "e assert ", " - assert", "' panicked at ", "test failed, to rerun pass",
-                 "expect(received)")  # jest / vitest / bun: expect(received).toBe(expected)
-# What a failing test may report that is about its environment, not the code under work.
-SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixture '",
-                "command not found", "permission denied", "connection refused")
 # A filter's verdict on the data it ran over (jq at run time, the AWS CLI's JMESPath
 # ``--query``): the agent exploring a response's shape, where the next probe is no fix and
 # today's data is no lesson about the project.
@@ -108,23 +99,8 @@ def verdict(line: str) -> bool:
     the project: a failing test's on the code under work, a filter's on the data explored, a
     shell's that lost its PATH in this session."""
     low = line.lower()
-    return test_verdict(line) or any(p in low for p in DATA_PROBES) or \
+    return causes.test_verdict(line) or any(p in low for p in DATA_PROBES) or \
         missing_program(line) in EVERYWHERE
-
-
-def test_verdict(line: str) -> bool:
-    """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
-    failing test with a bullet, pytest's summary ``FAILED path::test``, rust a panicking test
-    thread; a suite that failed to run, a test that could not import, or a linter's finding
-    that says what it expected, ``MD001/heading-increment … [Expected: h2]``, is no verdict)."""
-    low = line.lower()
-    if causes.rule_code(line):
-        return False
-    if low.startswith("\u25cf ") and "failed to run" not in low:
-        return True
-    if low.startswith("failed ") and "::" in low.split(" - ", 1)[0]:
-        return not any(e in low for e in SETUP_ERRORS)
-    return any(v in low for v in TEST_VERDICTS)
 
 
 def missing(obs: dict) -> bool:

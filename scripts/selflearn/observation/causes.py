@@ -185,6 +185,33 @@ def rule_code(line: str) -> str:
     return ""
 
 
+# A test runner's verdict on the code under work (the edit-test loop), not knowledge about
+# the project: the same assertion failing in two sessions is two different bugs.
+TEST_VERDICTS = ("assertion with ", "assertionerror", "--- fail:", "assert_equal", "expected:",
+                 "test result: failed", "tests failed", "failing tests", "assertion failed",
+                 "e assert ", " - assert", "' panicked at ", "test failed, to rerun pass",
+                 "expect(received)")  # jest / vitest / bun: expect(received).toBe(expected)
+# What a failing test may report that is about its environment, not the code under work.
+SETUP_ERRORS = ("modulenotfounderror", "importerror", "no module named", "fixture '",
+                "command not found", "permission denied", "connection refused")
+
+
+def test_verdict(line: str) -> bool:
+    """Whether a failure's cause line is only a failing test's verdict (jest/vitest name a
+    failing test with a bullet, bun with ``(fail)``, pytest's summary ``FAILED path::test``,
+    rust a panicking test thread; a suite that failed to run, a test that could not import,
+    or a linter's finding that says what it expected, ``MD001/heading-increment … [Expected:
+    h2]``, is no verdict)."""
+    low = line.lower()
+    if rule_code(line):
+        return False
+    if low.startswith(("\u25cf ", "(fail) ")) and "failed to run" not in low:
+        return True
+    if low.startswith("failed ") and "::" in low.split(" - ", 1)[0]:
+        return not any(e in low for e in SETUP_ERRORS)
+    return any(v in low for v in TEST_VERDICTS)
+
+
 def _score(line: str) -> int:
     low = line.lower()
     best = 0
@@ -205,6 +232,9 @@ def _score(line: str) -> int:
         best = max(best, 7)  # pytest's summary: FAILED tests/a.py::test_b - AssertionError
     if summary(line):
         best = min(best, 3)  # says that something failed, or how many, not what
+    elif test_verdict(line):
+        best = 9  # a failing test's verdict: the cause, not what a passing test logged
+        # (bun prints the errors its passing tests throw on purpose: `error: Item 3 failed`)
     if any(f.strip().endswith("warning") for f in low.split(": ")[:-1][:3]):
         best = min(best, 1)  # a warning: DeprecationWarning: ..., a.rs:3:5: warning: ...
     if best == 5 and low.split(":", 1)[0].endswith(("error", "exception")) and ":" in low:
