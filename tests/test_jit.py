@@ -592,3 +592,29 @@ def test_what_session_start_said_does_not_keep_a_lesson_from_its_failure(tmp_pat
     shown.append(log, "s", "gemini", "tool_failure", ["aha_b"], 100)
     assert shown.in_session(log, "s") == {"aha_a", "aha_b"}
     assert shown.in_session(log, "s", jit.TRIGGERS) == {"aha_b"}
+
+
+def test_a_call_the_client_turned_down_is_learned_and_answered_in_its_batch(repo, store):
+    """Claude Code turns a call for a skill it lacks down before it runs: no PreToolUse, no
+    PostToolUseFailure, only PostToolBatch lists it. It is kept as the failure it is, once
+    per session (the same id in another session is another call), and the lesson comes back
+    in PostToolBatch's own additional context."""
+    def batch(sid: str, tid: str) -> str:
+        return hook({"hook_event_name": "PostToolBatch", "session_id": sid, "cwd": str(repo),
+                     "tool_calls": [{"tool_name": "Skill", "tool_input": {"skill": "commit"},
+                                     "tool_use_id": tid, "tool_response":
+                                     "<tool_use_error>Unknown skill: commit</tool_use_error>"}]},
+                    "2026-03-02T10:00:00Z")
+    assert batch("s1", "t1") == ""
+    hook(call("s1", "t2", "git add a.py && git commit -m 'add a'", repo), "2026-03-02T10:01:00Z")
+    hook({"hook_event_name": "SessionEnd", "session_id": "s1", "cwd": str(repo)},
+         "2026-03-02T10:02:00Z")
+    out = batch("s2", "t1")  # (a scripted client's ids repeat across sessions)
+    assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == "PostToolBatch"
+    assert "there is no `commit` skill in this setup; `git commit` did its job" in context(out)
+    failed = [json.loads(line) for line in (store / "observations.jsonl").read_text()
+              .splitlines() if '"tool_failure"' in line]
+    assert [(o["session_id"], o["tool"], o["args"], o["error"]) for o in failed] == [
+        ("s1", "Skill", "commit", "Unknown skill: commit"),
+        ("s2", "Skill", "commit", "Unknown skill: commit")]
+    assert batch("s2", "t1") == ""  # listed again: already kept, already said

@@ -13,6 +13,7 @@ reads the right file and the failure does not come back. Days are set with the f
 (SELF_LEARNING_NOW), which hooks and commands both honour.
 """
 import json
+import subprocess
 
 import pytest
 
@@ -164,3 +165,34 @@ def test_the_agent_is_asked_once_and_its_lesson_comes_back(claude_binary, worksp
     texts = [r.text() for r in second.main_requests]
     assert any(card["id"] in t for t in texts[:2])  # with the failing call's result
     assert not any("before you finish" in t for t in texts)  # covered: not asked again
+
+
+@pytest.mark.parametrize("workspace", ["trusted"], indirect=True)
+def test_a_skill_this_setup_lacks_comes_back_at_its_failure(claude_binary, workspace):
+    """#26 with the real client: the agent asks the Skill tool for a `commit` skill the setup
+    does not have, then commits with git; the next session's failing Skill call brings the
+    lesson and what did its job. The client turns such a call down before it runs: no
+    PreToolUse, no PostToolUseFailure, only PostToolBatch lists it, and the lesson goes back
+    in that hook's additional context."""
+    project, store, home = workspace.project, workspace.store, workspace.home
+    for key, value in (("user.name", "E2E"), ("user.email", "e2e@example.invalid")):
+        subprocess.run(["git", "config", key, value], cwd=project, check=True)
+    for day, name in ((DAYS[0], "a.txt"), (DAYS[1], "b.txt")):
+        (project / name).write_text("x\n")
+        server = _session(claude_binary, project, home, day,
+                          [ch.tool_use("Skill", {"skill": "commit"}),
+                           ch.tool_use("Bash", {"command": f"git add {name} && git commit -q "
+                                                           f"-m 'add {name}'",
+                                                "description": "Commit"}),
+                           "Committed."], f"commit {name}")
+        if day == DAYS[0]:
+            obs = [json.loads(line) for line in (store / "observations.jsonl").read_text()
+                   .splitlines()]
+            (failed,) = [o for o in obs if o["event"] == "tool_failure"]
+            assert (failed["tool"], failed["args"]) == ("Skill", "commit")
+            assert failed["error"].startswith("Unknown skill: commit"), failed
+            ch.wait_for_learning(store, 0.0)
+    texts = [r.text() for r in server.main_requests]
+    assert "there is no `commit` skill in this setup" in texts[1], texts  # with the failure
+    shown = [json.loads(line) for line in (store / "surfacings.jsonl").read_text().splitlines()]
+    assert [s["event"] for s in shown if s["ts"].startswith(DAYS[1][:10])] == ["tool_failure"]

@@ -130,8 +130,9 @@ def observe_payload(raw: bytes, opts: dict, store_dir: str):
     record = {"v": 1, "id": f"obs_{_compact(stamp)}_{sign}", "ts": stamp, **obs}
     line = fit_record(record)
     unless = _twin_check(sign)
-    if payload.get("hook_event_name") == "PostToolBatch":  # a refusal it lists
-        unless = _answered(record.get("tool_use_id") or "", unless)
+    if payload.get("hook_event_name") == "PostToolBatch":  # a call only it lists
+        unless = _answered(record.get("tool_use_id") or "", record.get("session_id") or "",
+                           unless)
     if not store.append_bytes(fs.join(store_dir, paths.FILES["observations"]), line,
                               unless=unless):
         return None  # a second registration fired the same payload, or (PostToolBatch) the
@@ -172,13 +173,15 @@ RESULTS = (b'"event": "tool_success"', b'"event": "tool_failure"',
            b'"event": "permission_denied"')  # what a call came to (not its request or its start)
 
 
-def _answered(tool_use_id: str, twin):
-    """``twin``, or a test for the store's tail: did this call come to a result of its own
-    (PostToolUse, PostToolUseFailure, PermissionDenied)? Claude Code fires none of them for a
-    call the person refused, and lists every call of a batch in PostToolBatch: one that came
-    to a result and reads like a refusal there is a tool's output (a file that starts with the
-    refusal's words) or a classifier's denial, not the person."""
+def _answered(tool_use_id: str, session: str, twin):
+    """``twin``, or a test for the store's tail: did this call of this session come to a
+    result of its own (PostToolUse, PostToolUseFailure, PermissionDenied)? Claude Code fires
+    none of them for a call the person refused or one it turned down before it ran, and lists
+    every call of a batch in PostToolBatch: one that came to a result and reads like a refusal
+    there is a tool's output (a file that starts with the refusal's words) or a classifier's
+    denial, not the person."""
     needle = b'"tool_use_id": ' + fastjson.dumps(tool_use_id).encode("utf-8") + b","
+    mine = b'"session_id": ' + fastjson.dumps(session).encode("utf-8") + b","
 
     def seen(tail: bytes) -> bool:
         if twin(tail):
@@ -186,7 +189,7 @@ def _answered(tool_use_id: str, twin):
         at = tail.find(needle) if tool_use_id else -1
         while at >= 0:
             line = tail[tail.rfind(b"\n", 0, at) + 1:tail.find(b"\n", at)]
-            if any(event in line for event in RESULTS):
+            if mine in line and any(event in line for event in RESULTS):
                 return True
             at = tail.find(needle, at + len(needle))
         return False

@@ -12,7 +12,7 @@ append. Import invariant: on the hook path, so it imports only those two at modu
 
 from .commands import RUNNERS, command_family, refine_family, segments  # noqa: F401 (API)
 from .toolcall import Obs, as_dict, as_str, first, loads, put_result, put_tool  # noqa: F401
-from .toolcall import tool_kind  # noqa: F401 (API)
+from .toolcall import WRAPPED, tool_kind  # noqa: F401 (API)
 
 EVENTS = ("session_start", "session_end", "prompt", "pre_tool", "tool_success",
           "tool_failure", "permission_request", "permission_denied", "notification",
@@ -81,20 +81,28 @@ def _refused(p: dict, name: str):
     (``ingest-transcripts`` hands a transcript's refusal on the same way). A PostToolUse or
     PostToolUseFailure whose result reads like a refusal is a tool's output, and keeps no more
     than the refusal's line; and the hook keeps no refusal PostToolBatch lists for a call that
-    came to a result of its own (``hook._answered``). Other batches are skipped (None); other
-    payloads come back as they are.
+    came to a result of its own (``hook._answered``). A call the client turned down before it
+    ran (``<tool_use_error>Unknown skill: commit</tool_use_error>``: no PreToolUse, no
+    PostToolUseFailure) is only in PostToolBatch too: it comes back as the PostToolUseFailure
+    it is. Other batches are skipped (None); other payloads come back as they are.
     """
     calls = p.get("tool_calls") if name == "PostToolBatch" else [p]
-    for call in calls if isinstance(calls, list) else []:
-        call = as_dict(call)
-        text = as_str(call.get("error")) or as_str(call.get("tool_response"))
+    calls = [as_dict(c) for c in calls] if isinstance(calls, list) else []
+    texts = [as_str(c.get("error")) or as_str(c.get("tool_response")) for c in calls]
+    for call, text in zip(calls, texts):
         reason = refusal(text)
         if reason:  # the client's listing keeps the whole text: the person's words after "the
             # user said:" teach most; a tool's result that reads like a refusal keeps its reason
             return dict(p, hook_event_name="PermissionDenied", reason=reason, error=text if
-                        name == "PostToolBatch" else reason, **{
-                            k: call.get(k) for k in ("tool_name", "tool_input", "tool_use_id")})
-    return None if name == "PostToolBatch" else p
+                        name == "PostToolBatch" else reason, **_call(call))
+    if name != "PostToolBatch":
+        return p
+    return next((dict(p, hook_event_name="PostToolUseFailure", error=text, **_call(call))
+                 for call, text in zip(calls, texts) if text.startswith(WRAPPED[0])), None)
+
+
+def _call(call: dict) -> dict:
+    return {k: call.get(k) for k in ("tool_name", "tool_input", "tool_use_id")}
 
 
 def _claude(p: dict, obs: Obs, name: str) -> str:

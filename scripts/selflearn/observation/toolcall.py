@@ -130,8 +130,8 @@ class Obs(dict):
         """``error`` (cause first), the fixes the output suggests (``hint``), and the family
         of the part of a compound command that the error names."""
         from . import causes
-        if text.startswith(_WRAPPED[0]) and _WRAPPED[1] in text:  # Claude Code's markup
-            text = text[len(_WRAPPED[0]):text.rfind(_WRAPPED[1])].strip()
+        if text.startswith(WRAPPED[0]) and WRAPPED[1] in text:  # Claude Code's markup
+            text = text[len(WRAPPED[0]):text.rfind(WRAPPED[1])].strip()
         if printed_credentials(self.command):
             text = "\n".join(line for line in text.splitlines() if " " in line.strip())
         full = self._redact(text)
@@ -140,7 +140,7 @@ class Obs(dict):
         refine_family(self, full)
 
 
-_WRAPPED = ("<tool_use_error>", "</tool_use_error>")  # around a tool's error in a transcript
+WRAPPED = ("<tool_use_error>", "</tool_use_error>")  # Claude Code's, around a tool's error
 
 
 def printed_credentials(command: str) -> bool:

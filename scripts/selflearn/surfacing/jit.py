@@ -218,8 +218,10 @@ def at_call(record: dict, repo_root: str, store_dir: str, command: str = "",
     text = hint + "".join(e["note"].rstrip("\n") + "\n" for e in chosen)
     if agent == "codex" and event == "tool_failure":
         shape = "PostToolUse"
-    elif agent == "claude" and event == "tool_failure" and hook_event == "PostToolUse":
-        shape = "PostToolUse"  # a failure the client reported as a finished call
+    elif agent == "claude" and event == "tool_failure" and hook_event in ("PostToolUse",
+                                                                          "PostToolBatch"):
+        shape = hook_event  # a failure the client reported as a finished call, or in its list
+        # of a batch's calls (one it turned down before it ran: an unknown skill)
     out = fastjson.dumps({"hookSpecificOutput": {"hookEventName": shape,
                                                  "additionalContext": text}}) + "\n"
     shown.append(fs.join(store_dir, shown.FILE), session, agent, event, [e["id"] for e in chosen],
