@@ -611,3 +611,16 @@ def test_one_question_names_up_to_five_episodes_the_earliest_first(repo, store):
     reason = json.loads(stop(repo))["reason"]
     assert reason.count("failed:") == 5 and "`cat config/a.yaml` failed" in reason
     assert "go build" not in reason
+
+
+def test_a_tools_failed_call_is_named_with_its_tool():
+    """An episode of a tool's call (a skill the setup lacks) names the tool beside what it
+    was asked for; a shell command is named by itself."""
+    from selflearn.surfacing import ask
+    skill = {"id": "o1", "tool": "Skill", "family": "", "failed": "commit",
+             "cause": "Unknown skill: commit", "steps": [], "worked": "git commit -m x"}
+    shell = dict(skill, id="o2", tool="Bash", family="cat", failed="cat a.yaml",
+                 cause="cat: a.yaml: No such file or directory", worked="cat b/a.yaml")
+    said = ask.text([skill, shell], [], "python3 self_learning.py")
+    assert "1. Skill `commit` failed: `Unknown skill: commit`" in said
+    assert "2. `cat a.yaml` failed:" in said
