@@ -73,8 +73,9 @@ def refusal(text: str) -> str:
     return ""
 
 
-def _refused(p: dict, name: str):
-    """A Claude Code or Codex payload whose call was refused, as the PermissionDenied it is.
+def _reported(p: dict, name: str):
+    """A Claude Code or Codex payload as the result it reports: a call that was refused as
+    the PermissionDenied it is, one the client turned down as the failure it is.
 
     Claude Code fires no hook for a call refused at its prompt: PostToolBatch lists it
     (``tool_calls``, with every other call of the batch) with the refusal as its result
@@ -323,7 +324,7 @@ def observe(payload: dict, agent: str, event: str = ""):
     name = as_str(p.get("hook_event_name")) or event
     if agent in ("claude", "codex") and name in ("PostToolUse", "PostToolUseFailure",
                                                   "PostToolBatch"):
-        p = _refused(p, name)
+        p = _reported(p, name)
         if p is None:
             return None
         name = p["hook_event_name"]
