@@ -73,8 +73,9 @@ def _families(obs: dict) -> set:
 def _said(obs: dict) -> set:
     """The words after a call's program that say something (not ``2`` of ``2>&1``); a
     missing skill's name (``commit``), which says the job."""
-    if missing_skill(obs):
-        return {missing_skill(obs)}
+    skill = missing_skill(obs)
+    if skill:
+        return {skill}
     return {w for w in words(str(obs.get("args") or ""))[1:] if len(w) > 2 and not w.isdigit()}
 
 

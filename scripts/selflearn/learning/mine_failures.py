@@ -268,7 +268,7 @@ def miner(agg: dict, setup: Setup) -> Run:
             if how == "instead" and entry["program"] != "missing":
                 fix["via"] = entry["program"]  # the program that answered instead
             if entry.get("skill"):
-                fix["skill"] = entry["fam"]
+                fix["skill"] = entry["skill"]
             if how == "variant" and what == entry["failed"]:  # both cut alike: say what changed
                 fix["change"] = sh.difference(*(sh.private(c, setup.repo_root) for c in (
                     entry["flat"], causes.core(str(obs.get("args") or "")))))
@@ -326,18 +326,20 @@ def miner(agg: dict, setup: Setup) -> Run:
             if len(cluster["seen"]) < MAX_EVIDENCE_SESSIONS:
                 cluster["seen"].append([obs.get("id", "?"), sid, obs.get("ts", "?")])
             changed.add(fp)
+        skill = missing_skill(obs)
         if obs.get("tool_kind") == "shell" and obs.get("family"):
             _wait(sid, obs, fp, raw)
-        elif missing_skill(obs):  # waits like a missing program of the skill's name
-            _wait(sid, dict(obs, family=missing_skill(obs)), fp, raw)
+        elif skill:  # waits like a missing program of the skill's name
+            _wait(sid, dict(obs, family=skill), fp, raw, skill)
 
     def _example(obs: dict, raw: str) -> dict:
         """What a lesson shows of a failure (paths under the repository relative to it)."""
         return {"args": cut(sh.private(str(obs.get("args") or ""), setup.repo_root), CUT_ARGS),
                 "error": cut(raw, CUT_ERROR)}
 
-    def _wait(sid: str, obs: dict, fp: str, raw: str) -> None:
-        """Start watching the session for what recovers from this shell failure."""
+    def _wait(sid: str, obs: dict, fp: str, raw: str, skill: str = "") -> None:
+        """Start watching the session for what recovers from this shell failure (or from a
+        ``skill`` this setup lacks, named as its program)."""
         args = str(obs.get("args") or "")
         named = fix_edits.named_file(raw)
         names, suggested = fix_edits.subjects(raw)
@@ -352,8 +354,8 @@ def miner(agg: dict, setup: Setup) -> Run:
             "paths": [w.strip("'\"`:,;()") for w in raw.split() if "/" in w],
             "suggested": suggested if named else [],
             "edited": False, "touched": False, "written": []})
-        if missing_skill(obs):
-            entries[-1]["skill"] = True
+        if skill:
+            entries[-1]["skill"] = skill
         pending[sid] = entries  # re-inserted last: the dict stays least-recent first
         waiting.add(sid.encode("utf-8"))
         while len(pending) > MAX_PENDING_SESSIONS:
